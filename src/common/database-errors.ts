@@ -1,0 +1,63 @@
+import { QueryFailedError } from 'typeorm';
+
+interface DriverError {
+  code?: string;
+  constraint?: string;
+  message?: string;
+}
+
+function driverError(error: unknown): DriverError | undefined {
+  if (error instanceof QueryFailedError) return error.driverError as DriverError;
+  // Duck-typed: socket errors come from Node's own realm, where `instanceof Error` can fail (Jest).
+  if (typeof error === 'object' && error !== null) return error as DriverError;
+  return undefined;
+}
+
+/** SQLSTATE of a failed query (`23505` unique violation, …), if the error came from PostgreSQL. */
+export function sqlState(error: unknown): string | undefined {
+  return driverError(error)?.code;
+}
+
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const driver = driverError(error);
+  return driver?.code === '23505' && driver.constraint === constraint;
+}
+
+export function isForeignKeyViolation(error: unknown, constraint: string): boolean {
+  const driver = driverError(error);
+  return driver?.code === '23503' && driver.constraint === constraint;
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * True when the database cannot be reached or is going away, as opposed to a query that failed:
+ * connection refused or reset, pool connect timeouts, server shutdown (57P01..57P03), connection
+ * exceptions (class 08), too many connections (53300), and statement or lock timeouts (57014 is
+ * a query cancelled by statement_timeout: the database is too slow to answer).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const driver = driverError(error);
+  if (!driver) return false;
+  const code = driver.code ?? '';
+  if (NETWORK_CODES.has(code)) return true;
+  if (code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '57014') {
+    return true;
+  }
+  const message = driver.message ?? '';
+  return (
+    message.includes('timeout exceeded when trying to connect') ||
+    message.includes('Connection terminated') ||
+    message.includes('Client has encountered a connection error') ||
+    message.includes('Connection is not established')
+  );
+}

@@ -1,0 +1,50 @@
+import { UnsupportedMediaTypeException } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The request id: the caller's `x-request-id` when well-formed, else a new UUID. */
+    id: string;
+  }
+}
+
+/** Gives every request an id and echoes it in `x-request-id` (set first, so errors carry it). */
+export function requestId(request: Request, response: Response, next: NextFunction): void {
+  const incoming = request.headers['x-request-id'];
+  request.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  response.setHeader('x-request-id', request.id);
+  next();
+}
+
+/** JSON bodies: `application/json`, and on PATCH also `application/merge-patch+json`. */
+export function isJsonBody(request: Request): boolean {
+  const types =
+    request.method === 'PATCH'
+      ? ['application/json', 'application/merge-patch+json']
+      : ['application/json'];
+  return request.is(types) !== false;
+}
+
+function hasBody(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return (
+    request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+  );
+}
+
+/** 415 for a POST, PUT or PATCH whose body is not JSON (a request without a body passes). */
+export function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {
+  if (BODY_METHODS.has(request.method) && hasBody(request) && !isJsonBody(request)) {
+    next(
+      new UnsupportedMediaTypeException(
+        'request body must be JSON (Content-Type: application/json)',
+      ),
+    );
+    return;
+  }
+  next();
+}

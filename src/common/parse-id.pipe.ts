@@ -1,0 +1,31 @@
+import {
+  type ArgumentMetadata,
+  BadRequestException,
+  Injectable,
+  type PipeTransform,
+} from '@nestjs/common';
+
+export const MAX_ID = 2_147_483_647;
+const DECIMAL_ID = /^[1-9][0-9]{0,9}$/;
+
+/** A path id is a decimal positive 32-bit integer; returns undefined for anything else. */
+export function parseId(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !DECIMAL_ID.test(value)) return undefined;
+  const id = Number(value);
+  return id <= MAX_ID ? id : undefined;
+}
+
+/**
+ * Validates an id route parameter (already percent-decoded by the router) before any query runs.
+ * Nest's ParseIntPipe is not enough: it accepts `-1`, `0` and `2147483648`.
+ */
+@Injectable()
+export class ParseIdPipe implements PipeTransform<string, number> {
+  transform(value: string, metadata: ArgumentMetadata): number {
+    const id = parseId(value);
+    if (id === undefined) {
+      throw new BadRequestException(`${metadata.data ?? 'id'} must be a positive 32-bit integer`);
+    }
+    return id;
+  }
+}

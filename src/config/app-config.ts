@@ -1,0 +1,76 @@
+import { BYTE_SIZE, EnvironmentVariables, validateEnv } from './env.validation.js';
+
+const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+export function parseByteSize(value: string): number {
+  const match = BYTE_SIZE.exec(value.trim());
+  if (!match) throw new Error(`not a byte size: ${value}`);
+  return Number(match[1]) * UNIT_BYTES[(match[2] ?? 'b').toLowerCase()];
+}
+
+export interface DatabaseSettings {
+  url: string;
+  poolSize: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  retryAttempts: number;
+  migrateOnBoot: boolean;
+}
+
+/**
+ * The typed settings of one running service, built once from the validated environment.
+ * It is also the injection token: tests provide their own instance.
+ */
+export class AppConfig {
+  readonly production: boolean;
+  readonly port: number;
+  readonly grpcPort: number;
+  readonly apiKeys: readonly string[];
+  readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
+  readonly bodyLimitBytes: number;
+  readonly shutdownDrainMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly database: DatabaseSettings;
+
+  constructor(values: Omit<AppConfig, never>) {
+    Object.assign(this, values);
+  }
+
+  /**
+   * @param databaseUrl the embedded database's URL when DATABASE_URL is unset
+   */
+  static fromEnv(env: EnvironmentVariables, databaseUrl = env.DATABASE_URL): AppConfig {
+    if (!databaseUrl)
+      throw new Error('DATABASE_URL is not set and no embedded database was started');
+    const embedded = env.DATABASE_URL === undefined;
+    return new AppConfig({
+      production: env.NODE_ENV === 'production',
+      port: env.PORT,
+      grpcPort: env.GRPC_PORT,
+      apiKeys: (env.API_KEYS ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter((key) => key.length > 0),
+      logLevel: env.LOG_LEVEL,
+      bodyLimitBytes: parseByteSize(env.BODY_LIMIT),
+      shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
+      shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      database: {
+        url: databaseUrl,
+        poolSize: env.DB_POOL_SIZE,
+        connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+        retryAttempts: env.DB_RETRY_ATTEMPTS,
+        migrateOnBoot:
+          env.MIGRATE_ON_BOOT === undefined
+            ? embedded
+            : env.MIGRATE_ON_BOOT === 'true' || env.MIGRATE_ON_BOOT === '1',
+      },
+    });
+  }
+}
+
+/** Reads process.env: the only place in the service that does. */
+export function loadEnv(): EnvironmentVariables {
+  return validateEnv(process.env);
+}

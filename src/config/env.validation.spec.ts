@@ -1,0 +1,89 @@
+import { AppConfig, parseByteSize } from './app-config.js';
+import { ConfigError, validateEnv } from './env.validation.js';
+
+describe(validateEnv.name, () => {
+  it('applies the defaults of CONTRACT.md', () => {
+    const config = AppConfig.fromEnv(validateEnv({}), 'postgres://u:p@h:5432/d');
+    expect(config).toEqual(
+      expect.objectContaining({
+        port: 3000,
+        grpcPort: 5000,
+        apiKeys: [],
+        logLevel: 'info',
+        bodyLimitBytes: 102_400,
+        shutdownDrainMs: 5000,
+        shutdownTimeoutMs: 10_000,
+      }),
+    );
+    // No DATABASE_URL: the embedded database, which migrates on boot by default.
+    expect(config.database.migrateOnBoot).toBe(true);
+  });
+
+  it('does not migrate on boot by default with an external database', () => {
+    const env = validateEnv({ DATABASE_URL: 'postgres://u:p@db:5432/users' });
+    expect(AppConfig.fromEnv(env).database.migrateOnBoot).toBe(false);
+    const migrating = validateEnv({
+      DATABASE_URL: 'postgres://u:p@db:5432/users',
+      MIGRATE_ON_BOOT: 'true',
+    });
+    expect(AppConfig.fromEnv(migrating).database.migrateOnBoot).toBe(true);
+  });
+
+  it('splits and trims API_KEYS, dropping empty entries', () => {
+    const env = validateEnv({ API_KEYS: ' a , b,,c ' });
+    expect(AppConfig.fromEnv(env, 'postgres://x/y').apiKeys).toEqual(['a', 'b', 'c']);
+  });
+
+  it('treats empty values as unset', () => {
+    expect(validateEnv({ PORT: '', DATABASE_URL: ' ' }).PORT).toBe(3000);
+  });
+
+  it('names every invalid variable at once', () => {
+    let error: unknown;
+    try {
+      validateEnv({
+        PORT: '3000abc',
+        GRPC_PORT: '70000',
+        LOG_LEVEL: 'loud',
+        BODY_LIMIT: 'lots',
+        DATABASE_URL: 'mysql://x',
+        MIGRATE_ON_BOOT: 'yes',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of [
+      'PORT',
+      'GRPC_PORT',
+      'LOG_LEVEL',
+      'BODY_LIMIT',
+      'DATABASE_URL',
+      'MIGRATE_ON_BOOT',
+    ]) {
+      expect(problems).toContain(name);
+    }
+    expect((error as ConfigError).problems).toHaveLength(6);
+  });
+
+  it('refuses production without DATABASE_URL', () => {
+    expect(() => validateEnv({ NODE_ENV: 'production' })).toThrow(
+      /DATABASE_URL is required when NODE_ENV=production/,
+    );
+    expect(() =>
+      validateEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/d' }),
+    ).not.toThrow();
+  });
+});
+
+describe(parseByteSize.name, () => {
+  it.each([
+    ['100kb', 102_400],
+    ['1mb', 1_048_576],
+    ['2048', 2048],
+    ['10B', 10],
+  ])('%s is %d bytes', (value, bytes) => {
+    expect(parseByteSize(value)).toBe(bytes);
+  });
+});

@@ -1,0 +1,125 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, Matches, Max, Min, validateSync } from 'class-validator';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const BOOLEAN = ['true', 'false', '1', '0'] as const;
+/** `100kb`, `1mb`, `2048`: what body-parser's `limit` accepts, restricted to whole units. */
+export const BYTE_SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+
+/**
+ * Every environment variable the service reads, with its default. Values arrive as strings;
+ * numbers are converted only when they are plain decimal digits, so `PORT=3000abc` is an error
+ * rather than 3000.
+ */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  GRPC_PORT = 5000;
+
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_URL must look like postgres://user:pass@host:5432/db',
+  })
+  DATABASE_URL?: string;
+
+  API_KEYS?: string;
+
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  @Matches(BYTE_SIZE, { message: 'BODY_LIMIT must be a size such as 100kb, 1mb or 2048' })
+  BODY_LIMIT = '100kb';
+
+  @IsIn(BOOLEAN)
+  MIGRATE_ON_BOOT?: (typeof BOOLEAN)[number];
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_DRAIN_MS = 5000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS = 10000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  DB_POOL_SIZE = 10;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  DB_CONNECT_TIMEOUT_MS = 2000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  DB_STATEMENT_TIMEOUT_MS = 5000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  DB_RETRY_ATTEMPTS = 5;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  PG_PORT = 54329;
+
+  PG_DATA_DIR = '.data/pg';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates the environment once, at boot. Throws a ConfigError naming every bad variable,
+ * not just the first. Empty values count as unset, as they do in most deployment tools.
+ */
+export function validateEnv(raw: Record<string, string | undefined>): EnvironmentVariables {
+  const present = Object.fromEntries(
+    Object.entries(raw).filter(([, value]) => value !== undefined && value.trim() !== ''),
+  );
+  const env = plainToInstance(EnvironmentVariables, present);
+  const problems = validateSync(env, {
+    skipMissingProperties: true,
+    stopAtFirstError: true,
+  }).flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((message) =>
+      message.startsWith(error.property) ? message : `${error.property}: ${message}`,
+    ),
+  );
+  if (env.NODE_ENV === 'production' && !env.DATABASE_URL) {
+    problems.push(
+      'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return env;
+}

@@ -1,0 +1,44 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ParseListQueryPipe } from '../common/list-query.js';
+import { setPaginationHeaders } from '../common/pagination.js';
+import { ParseIdPipe } from '../common/parse-id.pipe.js';
+import { CreatePostDto } from './dto/create-post.dto.js';
+import { PostResponseDto } from './dto/post-response.dto.js';
+import { POST_LIST_SPEC, type PostListQuery, PostsService } from './posts.service.js';
+
+@Controller('users/:id/posts')
+export class PostsController {
+  constructor(private readonly postsService: PostsService) {}
+
+  @Get()
+  async findAll(
+    @Param('id', ParseIdPipe) userId: number,
+    @Query(new ParseListQueryPipe(POST_LIST_SPEC)) query: PostListQuery,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResponseDto[]> {
+    const { items, total } = await this.postsService.findAllForUser(userId, query);
+    setPaginationHeaders(request, response, query, total);
+    return items.map(PostResponseDto.from);
+  }
+
+  @Get(':postId')
+  async findOne(
+    @Param('id', ParseIdPipe) userId: number,
+    @Param('postId', ParseIdPipe) postId: number,
+  ): Promise<PostResponseDto> {
+    return PostResponseDto.from(await this.postsService.findOne(userId, postId));
+  }
+
+  @Post()
+  async create(
+    @Param('id', ParseIdPipe) userId: number,
+    @Body() dto: CreatePostDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResponseDto> {
+    const post = await this.postsService.create(userId, dto);
+    response.location(`/users/${userId}/posts/${post.id}`);
+    return PostResponseDto.from(post);
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { UsersModule } from '../users/users.module.js';
+import { Post } from './post.entity.js';
+import { PostsController } from './posts.controller.js';
+import { PostsService } from './posts.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Post]), UsersModule],
+  controllers: [PostsController],
+  providers: [PostsService],
+})
+export class PostsModule {}

@@ -1,0 +1,25 @@
+import { IsEmail, IsOptional, Matches } from 'class-validator';
+import { IsOmittable, IsStorableText, IsText, CodePointLength } from '../../common/validators.js';
+
+export const ROLE_PATTERN = /^[a-z0-9_-]{1,32}$/;
+export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and -';
+
+/**
+ * The body of POST /users and PUT /users/:id (a full representation: on PUT an absent email
+ * clears it and an absent role resets it to the default).
+ */
+export class CreateUserDto {
+  @IsText(1, 100, { trim: true })
+  name: string;
+
+  // null means "no email"; IsOptional skips the other rules for null and undefined.
+  @IsOptional()
+  @IsStorableText()
+  @CodePointLength(1, 254)
+  @IsEmail({}, { message: 'email must be a valid email address' })
+  email?: string | null;
+
+  @IsOmittable()
+  @Matches(ROLE_PATTERN, { message: ROLE_MESSAGE })
+  role?: string;
+}

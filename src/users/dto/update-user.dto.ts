@@ -1,0 +1,20 @@
+import { IsEmail, IsOptional, Matches } from 'class-validator';
+import { CodePointLength, IsOmittable, IsStorableText, IsText } from '../../common/validators.js';
+import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
+
+/** The body of PATCH /users/:id: only the sent fields change; `"email": null` clears the email. */
+export class UpdateUserDto {
+  @IsOmittable()
+  @IsText(1, 100, { trim: true })
+  name?: string;
+
+  @IsOptional()
+  @IsStorableText()
+  @CodePointLength(1, 254)
+  @IsEmail({}, { message: 'email must be a valid email address' })
+  email?: string | null;
+
+  @IsOmittable()
+  @Matches(ROLE_PATTERN, { message: ROLE_MESSAGE })
+  role?: string;
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { User } from './user.entity.js';
+import { UsersController } from './users.controller.js';
+import { UsersGrpcController } from './users.grpc.controller.js';
+import { UsersService } from './users.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([User])],
+  controllers: [UsersController, UsersGrpcController],
+  providers: [UsersService],
+  exports: [UsersService],
+})
+export class UsersModule {}

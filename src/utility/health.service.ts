@@ -1,0 +1,96 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { HealthImplementation } from 'grpc-health-check';
+import { DataSource } from 'typeorm';
+
+/** The gRPC service names whose health the service reports; "" is the server as a whole. */
+export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
+const READY_TIMEOUT_MS = 1000;
+const GRPC_HEALTH_INTERVAL_MS = 1000;
+
+export interface Readiness {
+  ok: boolean;
+  database: 'up' | 'down';
+  shuttingDown: boolean;
+}
+
+/**
+ * Readiness of this instance, shared by HTTP (/health/ready) and gRPC (grpc.health.v1.Health):
+ * ready while the database answers and shutdown has not begun.
+ */
+@Injectable()
+export class HealthService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(HealthService.name);
+  /** Serves grpc.health.v1.Health; its statuses follow the database and shutdown. */
+  readonly grpcHealth = new HealthImplementation(
+    Object.fromEntries(GRPC_HEALTH_SERVICES.map((name) => [name, 'NOT_SERVING' as const])),
+  );
+  private shuttingDown = false;
+  private timer?: NodeJS.Timeout;
+  private lastDatabaseUp?: boolean;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  onModuleInit(): void {
+    void this.refreshGrpcHealth();
+    this.timer = setInterval(() => void this.refreshGrpcHealth(), GRPC_HEALTH_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** From now on readiness fails, so the load balancer or mesh stops routing here. */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+    clearInterval(this.timer);
+    this.setGrpcStatus('NOT_SERVING');
+  }
+
+  /** A bounded `SELECT 1`: false when the database does not answer within about a second. */
+  async databaseUp(): Promise<boolean> {
+    let timeout: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timeout = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+    });
+    const answered = this.dataSource.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answered, timedOut]);
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  async readiness(): Promise<Readiness> {
+    const up = !this.shuttingDown && (await this.databaseUp());
+    return {
+      ok: up && !this.shuttingDown,
+      database: up ? 'up' : 'down',
+      shuttingDown: this.shuttingDown,
+    };
+  }
+
+  private async refreshGrpcHealth(): Promise<void> {
+    const up = await this.databaseUp();
+    if (this.shuttingDown) return;
+    if (up !== this.lastDatabaseUp) {
+      if (this.lastDatabaseUp !== undefined) {
+        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable'}`);
+      }
+      this.lastDatabaseUp = up;
+    }
+    this.setGrpcStatus(up ? 'SERVING' : 'NOT_SERVING');
+  }
+
+  private setGrpcStatus(status: 'SERVING' | 'NOT_SERVING'): void {
+    for (const name of GRPC_HEALTH_SERVICES) this.grpcHealth.setStatus(name, status);
+  }
+}

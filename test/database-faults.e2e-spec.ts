@@ -1,0 +1,48 @@
+import { SERVICE_UNAVAILABLE } from './expected-errors.js';
+import { TcpProxy } from './tcp-proxy.js';
+import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+
+describe('database unreachable (e2e)', () => {
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const target = new URL(testDatabaseUrl());
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    const viaProxy = new URL(target);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    t = await createTestApp({
+      env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
+    });
+  });
+  afterAll(async () => {
+    await proxy.restore();
+    await resetDatabase(t.dataSource);
+    await t.close();
+    await proxy.cut();
+  });
+
+  it('answers 503 while the database is down and recovers without a restart', async () => {
+    const created = await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    await proxy.cut();
+
+    expect((await t.http().get(`/users/${created.body.id}`).expect(503)).body).toEqual(
+      SERVICE_UNAVAILABLE,
+    );
+    expect((await t.http().get('/users').expect(503)).body).toEqual(SERVICE_UNAVAILABLE);
+    expect((await t.http().post('/users').send({ name: 'Bob' }).expect(503)).body).toEqual(
+      SERVICE_UNAVAILABLE,
+    );
+    const ready = await t.http().get('/health/ready').expect(503);
+    expect(ready.body).toEqual({ ok: false, database: 'down', shuttingDown: false });
+    // Liveness never waits on the database: restarting the pod would not help.
+    expect((await t.http().get('/health').expect(200)).body).toEqual({ ok: true });
+
+    await proxy.restore();
+    expect((await t.http().get(`/users/${created.body.id}`).expect(200)).body.name).toBe('Ada');
+    await t.http().get('/health/ready').expect(200);
+    const users = await t.http().get('/users').expect(200);
+    expect(users.body.map((user: { name: string }) => user.name)).toEqual(['Ada']);
+  });
+});

@@ -1,0 +1,85 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import net from 'node:net';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../src/app.module.js';
+import { configureApp, grpcOptions } from '../src/app.setup.js';
+import { AppConfig } from '../src/config/app-config.js';
+import { validateEnv } from '../src/config/env.validation.js';
+import { HealthService } from '../src/utility/health.service.js';
+
+export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  dataSource: DataSource;
+  /** supertest agent bound to the app's 127.0.0.1 URL */
+  http: () => ReturnType<typeof request>;
+  url: string;
+  grpcAddress: string;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url)
+    throw new Error('TEST_DATABASE_URL is not set: run the tests through jest (globalSetup)');
+  return url;
+}
+
+/**
+ * Builds the real application (AppModule, the same configureApp as main.ts) against the test
+ * database and listens on 127.0.0.1. With `grpc`, the hybrid gRPC transport is started too.
+ */
+export async function createTestApp(
+  options: { grpc?: boolean; env?: Record<string, string> } = {},
+): Promise<TestApp> {
+  const grpcPort = options.grpc ? await freePort() : 0;
+  const env = validateEnv({
+    DATABASE_URL: testDatabaseUrl(),
+    MIGRATE_ON_BOOT: 'true',
+    DB_RETRY_ATTEMPTS: '0',
+    API_KEYS: TEST_API_KEYS.join(','),
+    GRPC_PORT: String(grpcPort),
+    SHUTDOWN_DRAIN_MS: '0',
+    NODE_ENV: 'test',
+    ...options.env,
+  });
+  const config = AppConfig.fromEnv(env);
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot(config)],
+  }).compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'] });
+  configureApp(app, config);
+  if (options.grpc) {
+    app.connectMicroservice(grpcOptions(config, app.get(HealthService), '127.0.0.1'));
+    await app.startAllMicroservices();
+  }
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    app,
+    config,
+    dataSource: app.get(DataSource),
+    http: () => request(url),
+    url,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    close: () => app.close(),
+  };
+}
+
+/** Empties every entity table (the migrations table stays), restarting the id sequences. */
+export async function resetDatabase(dataSource: DataSource): Promise<void> {
+  const tables = dataSource.entityMetadatas.map(({ tableName }) => `"${tableName}"`).join(', ');
+  await dataSource.query(`TRUNCATE ${tables} RESTART IDENTITY CASCADE`);
+}
