@@ -59,7 +59,10 @@ export async function createTestApp(
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot(config)],
   }).compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'] });
+  const app = moduleRef.createNestApplication({
+    bodyParser: false,
+    logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'],
+  });
   configureApp(app, config);
   if (options.grpc) {
     app.connectMicroservice(grpcOptions(config, app.get(HealthService), '127.0.0.1'));
