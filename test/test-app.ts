@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { AbstractLoader, ExpressLoader } from '@nestjs/serve-static';
 import { Test } from '@nestjs/testing';
 import net from 'node:net';
 import request from 'supertest';
@@ -58,7 +59,13 @@ export async function createTestApp(
   const config = AppConfig.fromEnv(env);
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot(config)],
-  }).compile();
+  })
+    // ServeStaticModule picks its loader from the HTTP adapter while providers are built; a
+    // testing module gets its adapter only later, in createNestApplication, so it would pick the
+    // no-op loader and serve no files. NestFactory (main.ts) does not have this problem.
+    .overrideProvider(AbstractLoader)
+    .useClass(ExpressLoader)
+    .compile();
   const app = moduleRef.createNestApplication({
     bodyParser: false,
     logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'],

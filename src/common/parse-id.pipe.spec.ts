@@ -39,13 +39,13 @@ describe(parseId.name, () => {
 describe(ParseIdPipe.name, () => {
   const pipe = new ParseIdPipe();
 
-  it('names the parameter in its error', () => {
-    expect(() => pipe.transform('x', { type: 'param', data: 'postId' })).toThrow(
-      new BadRequestException('postId must be a positive 32-bit integer'),
+  it('answers the contract message for a bad id', () => {
+    expect(() => pipe.transform('x')).toThrow(
+      new BadRequestException('id must be a positive 32-bit integer'),
     );
   });
 
   it('returns the number', () => {
-    expect(pipe.transform('7', { type: 'param', data: 'id' })).toBe(7);
+    expect(pipe.transform('7')).toBe(7);
   });
 });

@@ -17,15 +17,14 @@ export function parseId(value: unknown): number | undefined {
 
 /**
  * Validates an id route parameter (already percent-decoded by the router) before any query runs.
- * Nest's ParseIntPipe is not enough: it accepts `-1`, `0` and `2147483648`.
+ * Nest's ParseIntPipe is not enough: it accepts `-1`, `0` and `2147483648`. Every path id (user
+ * and post) answers with the contract's one message.
  */
 @Injectable()
 export class ParseIdPipe implements PipeTransform<string, number> {
-  transform(value: string, metadata: ArgumentMetadata): number {
+  transform(value: string): number {
     const id = parseId(value);
-    if (id === undefined) {
-      throw new BadRequestException(`${metadata.data ?? 'id'} must be a positive 32-bit integer`);
-    }
+    if (id === undefined) throw new BadRequestException('id must be a positive 32-bit integer');
     return id;
   }
 }
