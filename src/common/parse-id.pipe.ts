@@ -1,9 +1,4 @@
-import {
-  type ArgumentMetadata,
-  BadRequestException,
-  Injectable,
-  type PipeTransform,
-} from '@nestjs/common';
+import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
 
 export const MAX_ID = 2_147_483_647;
 const DECIMAL_ID = /^[1-9][0-9]{0,9}$/;
