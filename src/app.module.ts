@@ -6,6 +6,7 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/app-validation.pipe.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ObservabilityModule } from './observability/observability.module.js';
 import { PostsModule } from './posts/posts.module.js';
 import { projectRoot } from './project-root.js';
 import { UsersModule } from './users/users.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
+        ObservabilityModule,
         ServeStaticModule.forRoot({
           rootPath: path.join(projectRoot(), 'public'),
           // No SPA fallback: the module would otherwise answer every unmatched GET with

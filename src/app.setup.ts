@@ -1,13 +1,20 @@
 import { type INestApplication } from '@nestjs/common';
 import { type GrpcOptions, Transport } from '@nestjs/microservices';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Server as GrpcServer } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
 import path from 'node:path';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from './config/app-config.js';
 import { isJsonBody, requestId, requireJsonBody } from './common/http-middleware.js';
+import { httpObservability } from './observability/http-observability.js';
+import { ROOT_LOGGER } from './observability/logging.js';
+import { MetricsService } from './observability/metrics.service.js';
+import { setupOpenApi } from './openapi.js';
 import { projectRoot } from './project-root.js';
 import { HealthService } from './utility/health.service.js';
 
@@ -23,15 +30,32 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 /**
+ * Idle keep-alive connections stay open longer than a proxy's idle timeout (Envoy, cloud load
+ * balancers: 60 s), so the proxy always closes first and never reuses a connection the service is
+ * closing at that moment (the cause of sporadic 502s). Headers must arrive within this too.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
  * HTTP settings shared by main.ts and the e2e tests. The app must be created with
- * `{ bodyParser: false }`: the JSON parser is registered here, after the request id.
+ * `{ bodyParser: false }`: the JSON parser is registered here, after the request id, the
+ * request log and the content-type check.
  */
 export function configureApp(app: INestApplication, config: AppConfig): void {
   const express = app as NestExpressApplication;
+  express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
   // JSON responses of an API are not worth hashing for a weak ETag on every request.
   express.set('etag', false);
   express.use(requestId);
+  express.use(httpObservability(app.get(ROOT_LOGGER), app.get(MetricsService)));
+  express.use(helmet());
+  const health = app.get(HealthService);
+  express.use((_request: Request, response: Response, next: NextFunction) => {
+    // While draining, ask keep-alive clients to reconnect (to another pod) after this response.
+    if (health.isShuttingDown) response.setHeader('Connection', 'close');
+    next();
+  });
   express.use(requireJsonBody);
   // strict: false lets /echo take any JSON value, scalars and null included.
   express.useBodyParser('json', {
@@ -39,16 +63,21 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     strict: false,
     type: (request) => isJsonBody(request as Request),
   });
+  setupOpenApi(app);
+  const server = express.getHttpServer();
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
 }
 
 /**
  * The gRPC transport of the hybrid app. Health and reflection are registered on the same server.
  * Each channel option is a deliberate choice for running behind a service mesh sidecar.
+ * `onServer` receives the grpc-js server (main.ts force-closes it when shutdown times out).
  */
 export function grpcOptions(
   config: AppConfig,
   health: HealthService,
-  host = '0.0.0.0',
+  { host = '0.0.0.0', onServer }: { host?: string; onServer?: (server: GrpcServer) => void } = {},
 ): GrpcOptions {
   return {
     transport: Transport.GRPC,
@@ -74,11 +103,12 @@ export function grpcOptions(
         'grpc.max_connection_age_ms': 5 * 60_000,
         'grpc.max_connection_age_grace_ms': 30_000,
       },
-      onLoadPackageDefinition: (definition, server) => {
+      onLoadPackageDefinition: (definition, server: GrpcServer) => {
         health.grpcHealth.addToServer(server);
         // Reflection describes both our service and grpc.health.v1, so grpcurl needs no proto files.
         const healthDefinition = protoLoader.loadSync(healthProtoPath, PROTO_LOADER_OPTIONS);
         new ReflectionService({ ...definition, ...healthDefinition }).addToServer(server);
+        onServer?.(server);
       },
     },
   };

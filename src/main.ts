@@ -1,11 +1,14 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import type { Server as GrpcServer } from '@grpc/grpc-js';
+import type { Logger as PinoLogger } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { configureApp, grpcOptions } from './app.setup.js';
 import { AppConfig, loadEnv } from './config/app-config.js';
 import { ConfigError } from './config/env.validation.js';
 import type { EmbeddedDatabase } from './database/embedded-database.js';
+import { ROOT_LOGGER } from './observability/logging.js';
 import { HealthService } from './utility/health.service.js';
 
 const logger = new Logger('Bootstrap');
@@ -35,14 +38,20 @@ async function bootstrap(): Promise<void> {
 
   let app;
   try {
-    app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false });
+    app = await NestFactory.create(AppModule.forRoot(config), {
+      bodyParser: false,
+      bufferLogs: true,
+    });
   } catch (error) {
     await embedded?.stop();
     throw error;
   }
   configureApp(app, config);
   const health = app.get(HealthService);
-  app.connectMicroservice(grpcOptions(config, health));
+  let grpcServer: GrpcServer | undefined;
+  app.connectMicroservice(
+    grpcOptions(config, health, { onServer: (server) => (grpcServer = server) }),
+  );
   await app.startAllMicroservices();
   await app.listen(config.port, '0.0.0.0');
   logger.log(`HTTP on :${config.port}, gRPC on :${config.grpcPort}`);
@@ -58,12 +67,14 @@ async function bootstrap(): Promise<void> {
     const deadline = setTimeout(() => {
       logger.warn(`requests still open after ${config.shutdownTimeoutMs} ms: closing them`);
       app.getHttpServer().closeAllConnections();
+      grpcServer?.forceShutdown();
     }, config.shutdownTimeoutMs);
     try {
       // Stops accepting, waits for in-flight HTTP requests and gRPC calls, closes the pool.
       await app.close();
       await embedded?.stop();
       logger.log('stopped');
+      app.get<PinoLogger>(ROOT_LOGGER).flush();
       process.exit(0);
     } catch (error) {
       logger.error('shutdown failed', error instanceof Error ? error.stack : String(error));

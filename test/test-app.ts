@@ -3,11 +3,13 @@ import { AbstractLoader, ExpressLoader } from '@nestjs/serve-static';
 import { Test } from '@nestjs/testing';
 import net from 'node:net';
 import request from 'supertest';
+import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { configureApp, grpcOptions } from '../src/app.setup.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
+import { ROOT_LOGGER } from '../src/observability/logging.js';
 import { HealthService } from '../src/utility/health.service.js';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
@@ -43,7 +45,7 @@ export function testDatabaseUrl(): string {
  * database and listens on 127.0.0.1. With `grpc`, the hybrid gRPC transport is started too.
  */
 export async function createTestApp(
-  options: { grpc?: boolean; env?: Record<string, string> } = {},
+  options: { grpc?: boolean; env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<TestApp> {
   const grpcPort = options.grpc ? await freePort() : 0;
   const env = validateEnv({
@@ -54,25 +56,27 @@ export async function createTestApp(
     GRPC_PORT: String(grpcPort),
     SHUTDOWN_DRAIN_MS: '0',
     NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOGS ? 'debug' : 'silent',
     ...options.env,
   });
   const config = AppConfig.fromEnv(env);
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [AppModule.forRoot(config)],
   })
     // ServeStaticModule picks its loader from the HTTP adapter while providers are built; a
     // testing module gets its adapter only later, in createNestApplication, so it would pick the
     // no-op loader and serve no files. NestFactory (main.ts) does not have this problem.
     .overrideProvider(AbstractLoader)
-    .useClass(ExpressLoader)
-    .compile();
+    .useClass(ExpressLoader);
+  if (options.logger) builder.overrideProvider(ROOT_LOGGER).useValue(options.logger);
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication({
     bodyParser: false,
     logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'],
   });
   configureApp(app, config);
   if (options.grpc) {
-    app.connectMicroservice(grpcOptions(config, app.get(HealthService), '127.0.0.1'));
+    app.connectMicroservice(grpcOptions(config, app.get(HealthService), { host: '127.0.0.1' }));
     await app.startAllMicroservices();
   }
   await app.listen(0, '127.0.0.1');

@@ -1,17 +1,35 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ParseListQueryPipe } from '../common/list-query.js';
 import { setPaginationHeaders } from '../common/pagination.js';
+import {
+  ApiErrors,
+  ApiIdParam,
+  ApiListQuery,
+  LOCATION_HEADER,
+  PAGE_HEADERS,
+} from '../common/openapi.decorators.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { PostResponseDto } from './dto/post-response.dto.js';
-import { POST_LIST_SPEC, type PostListQuery, PostsService } from './posts.service.js';
+import {
+  POST_LIST_SPEC,
+  POST_SORT_FIELDS,
+  type PostListQuery,
+  PostsService,
+} from './posts.service.js';
 
+@ApiTags('posts')
 @Controller('users/:id/posts')
 export class PostsController {
   constructor(private readonly postsService: PostsService) {}
 
   @Get()
+  @ApiIdParam()
+  @ApiListQuery(POST_SORT_FIELDS)
+  @ApiOkResponse({ type: [PostResponseDto], headers: PAGE_HEADERS })
+  @ApiErrors(400, 404, 503)
   async findAll(
     @Param('id', ParseIdPipe) userId: number,
     @Query(new ParseListQueryPipe(POST_LIST_SPEC)) query: PostListQuery,
@@ -24,6 +42,10 @@ export class PostsController {
   }
 
   @Get(':postId')
+  @ApiIdParam()
+  @ApiIdParam('postId', 'post id')
+  @ApiOkResponse({ type: PostResponseDto })
+  @ApiErrors(400, 404, 503)
   async findOne(
     @Param('id', ParseIdPipe) userId: number,
     @Param('postId', ParseIdPipe) postId: number,
@@ -32,6 +54,9 @@ export class PostsController {
   }
 
   @Post()
+  @ApiIdParam()
+  @ApiCreatedResponse({ type: PostResponseDto, headers: LOCATION_HEADER })
+  @ApiErrors(400, 404, 413, 415, 503)
   async create(
     @Param('id', ParseIdPipe) userId: number,
     @Body() dto: CreatePostDto,

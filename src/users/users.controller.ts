@@ -13,20 +13,51 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ParseListQueryPipe } from '../common/list-query.js';
 import { setPaginationHeaders } from '../common/pagination.js';
+import {
+  ApiErrors,
+  ApiIdParam,
+  ApiListQuery,
+  LOCATION_HEADER,
+  PAGE_HEADERS,
+} from '../common/openapi.decorators.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
-import { USER_LIST_SPEC, type UserListQuery, UsersService } from './users.service.js';
+import { ROLE_PATTERN } from './dto/create-user.dto.js';
+import {
+  USER_LIST_SPEC,
+  USER_SORT_FIELDS,
+  type UserListQuery,
+  UsersService,
+} from './users.service.js';
 
+@ApiTags('users')
 @Controller('users')
 export class UsersController {
   constructor(private readonly usersService: UsersService) {}
 
   @Get()
+  @ApiListQuery(USER_SORT_FIELDS, [
+    ApiQuery({
+      name: 'role',
+      required: false,
+      description: 'exact match',
+      schema: { pattern: ROLE_PATTERN.source },
+    }),
+  ])
+  @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
+  @ApiErrors(400, 503)
   async findAll(
     @Query(new ParseListQueryPipe(USER_LIST_SPEC)) query: UserListQuery,
     @Req() request: Request,
@@ -38,11 +69,16 @@ export class UsersController {
   }
 
   @Get(':id')
+  @ApiIdParam()
+  @ApiOkResponse({ type: UserResponseDto })
+  @ApiErrors(400, 404, 503)
   async findOne(@Param('id', ParseIdPipe) id: number): Promise<UserResponseDto> {
     return UserResponseDto.from(await this.usersService.findOne(id));
   }
 
   @Post()
+  @ApiCreatedResponse({ type: UserResponseDto, headers: LOCATION_HEADER })
+  @ApiErrors(400, 409, 413, 415, 503)
   async create(
     @Body() dto: CreateUserDto,
     @Res({ passthrough: true }) response: Response,
@@ -53,6 +89,12 @@ export class UsersController {
   }
 
   @Put(':id')
+  @ApiIdParam()
+  @ApiOkResponse({
+    type: UserResponseDto,
+    description: 'full replacement: absent email clears it, absent role resets it',
+  })
+  @ApiErrors(400, 404, 409, 413, 415, 503)
   async replace(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: CreateUserDto,
@@ -61,6 +103,9 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @ApiIdParam()
+  @ApiOkResponse({ type: UserResponseDto, description: 'merge: only the sent fields change' })
+  @ApiErrors(400, 404, 409, 413, 415, 503)
   async update(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: UpdateUserDto,
@@ -69,6 +114,9 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @ApiIdParam()
+  @ApiNoContentResponse({ description: "deleted, with the user's posts" })
+  @ApiErrors(400, 404, 503)
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(@Param('id', ParseIdPipe) id: number): Promise<void> {
     await this.usersService.remove(id);

@@ -1,8 +1,9 @@
-import { Controller, UseFilters } from '@nestjs/common';
+import { Controller, UseFilters, UseInterceptors } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
 import { type Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { GrpcExceptionsFilter } from '../common/grpc-exceptions.filter.js';
 import { InvalidArgumentError } from '../common/errors.js';
+import { GrpcObservabilityInterceptor } from '../observability/grpc-observability.interceptor.js';
 import { UsersService } from './users.service.js';
 
 /** proto/users.proto `GetUserRequest`. */
@@ -19,6 +20,7 @@ export interface UserReply {
 /** Serves `users.Users` over gRPC through the same UsersService (and repository) as HTTP. */
 @Controller()
 @UseFilters(GrpcExceptionsFilter)
+@UseInterceptors(GrpcObservabilityInterceptor)
 export class UsersGrpcController {
   constructor(private readonly usersService: UsersService) {}
 

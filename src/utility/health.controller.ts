@@ -1,19 +1,45 @@
 import { Controller, Get, Res } from '@nestjs/common';
+import {
+  ApiOkResponse,
+  ApiProperty,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { HealthService, type Readiness } from './health.service.js';
 
+class LivenessDto {
+  @ApiProperty({ example: true })
+  ok: boolean;
+}
+
+class ReadinessDto extends LivenessDto {
+  @ApiProperty({ enum: ['up', 'down'] })
+  database: 'up' | 'down';
+
+  @ApiProperty()
+  shuttingDown: boolean;
+}
+
+@ApiTags('operations')
 @Controller('health')
 export class HealthController {
   constructor(private readonly healthService: HealthService) {}
 
   /** Liveness: answers while the process serves, without touching the database. */
   @Get()
+  @ApiOkResponse({ type: LivenessDto, description: 'the process serves (liveness)' })
   live(): { ok: true } {
     return { ok: true };
   }
 
   /** Readiness: 200 while the database answers and shutdown has not begun, else 503. */
   @Get('ready')
+  @ApiOkResponse({ type: ReadinessDto, description: 'ready: the database answers' })
+  @ApiServiceUnavailableResponse({
+    type: ReadinessDto,
+    description: 'not ready: the database does not answer, or shutdown has begun',
+  })
   async ready(@Res({ passthrough: true }) response: Response): Promise<Readiness> {
     const readiness = await this.healthService.readiness();
     response.status(readiness.ok ? 200 : 503);

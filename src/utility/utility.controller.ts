@@ -8,7 +8,17 @@ import {
   Req,
   UseGuards,
 } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiProperty,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request } from 'express';
+import { ApiErrors } from '../common/openapi.decorators.js';
+import { API_KEY_SECURITY } from '../openapi.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 
 const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
@@ -22,10 +32,39 @@ export function redactHeaders(headers: Request['headers']): Record<string, strin
   return result;
 }
 
+class EchoDto {
+  @ApiProperty({ description: 'the parsed request body: any JSON value' })
+  youSent: unknown;
+}
+
+class InfoDto {
+  @ApiProperty({ example: 'GET' })
+  method: string;
+
+  @ApiProperty({ example: '/info', description: 'without the query string' })
+  path: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'request headers; authorization, cookie and x-api-key are "[redacted]"',
+  })
+  headers: Record<string, string | string[]>;
+}
+
+class SecretDto {
+  @ApiProperty({ example: 42 })
+  secretData: number;
+}
+
+@ApiTags('utility')
 @Controller()
 export class UtilityController {
   /** Any JSON value comes back as sent; the body is typed unknown so no DTO validation applies. */
   @Post('echo')
+  @ApiBody({ description: 'any JSON value', schema: {} })
+  @ApiOkResponse({ type: EchoDto })
+  @ApiErrors(400, 413, 415)
   @HttpCode(200)
   echo(@Body() body: unknown): { youSent: unknown } {
     if (body === undefined) throw new BadRequestException('request body must be a JSON value');
@@ -33,6 +72,7 @@ export class UtilityController {
   }
 
   @Get('info')
+  @ApiOkResponse({ type: InfoDto })
   info(@Req() request: Request): {
     method: string;
     path: string;
@@ -42,6 +82,10 @@ export class UtilityController {
   }
 
   @Get('private')
+  @ApiSecurity(API_KEY_SECURITY)
+  @ApiHeader({ name: 'x-api-key', required: true, description: 'one of API_KEYS' })
+  @ApiOkResponse({ type: SecretDto })
+  @ApiErrors(401)
   @UseGuards(ApiKeyGuard)
   secret(): { secretData: number } {
     return { secretData: 42 };

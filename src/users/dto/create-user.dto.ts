@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsOptional, Matches } from 'class-validator';
 import { IsOmittable, IsStorableText, IsText, CodePointLength } from '../../common/validators.js';
 
@@ -9,16 +10,26 @@ export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and 
  * clears it and an absent role resets it to the default).
  */
 export class CreateUserDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Ada Lovelace', description: 'trimmed' })
   @IsText(1, 100, { trim: true })
   name: string;
 
   // null means "no email"; IsOptional skips the other rules for null and undefined.
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    format: 'email',
+    maxLength: 254,
+    example: 'ada@example.com',
+    description: 'unique ignoring case; null or absent: none',
+  })
   @IsOptional()
   @IsStorableText()
   @CodePointLength(1, 254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string | null;
 
+  @ApiPropertyOptional({ pattern: ROLE_PATTERN.source, default: 'member', example: 'admin' })
   @IsOmittable()
   @Matches(ROLE_PATTERN, { message: ROLE_MESSAGE })
   role?: string;

@@ -1,19 +1,29 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsOptional, Matches } from 'class-validator';
 import { CodePointLength, IsOmittable, IsStorableText, IsText } from '../../common/validators.js';
 import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
 
 /** The body of PATCH /users/:id: only the sent fields change; `"email": null` clears the email. */
 export class UpdateUserDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'Ada Lovelace' })
   @IsOmittable()
   @IsText(1, 100, { trim: true })
   name?: string;
 
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    format: 'email',
+    maxLength: 254,
+    description: 'null clears the email',
+  })
   @IsOptional()
   @IsStorableText()
   @CodePointLength(1, 254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string | null;
 
+  @ApiPropertyOptional({ pattern: ROLE_PATTERN.source })
   @IsOmittable()
   @Matches(ROLE_PATTERN, { message: ROLE_MESSAGE })
   role?: string;

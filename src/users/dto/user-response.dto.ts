@@ -1,12 +1,24 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { User } from '../user.entity.js';
 
 /** A user as the HTTP API returns it: `email` is left out when the user has none. */
 export class UserResponseDto {
+  @ApiProperty({ example: 1 })
   id: number;
+
+  @ApiProperty({ example: 'Ada Lovelace' })
   name: string;
+
+  @ApiPropertyOptional({ format: 'email', description: 'absent when the user has none' })
   email?: string;
+
+  @ApiProperty({ example: 'member' })
   role: string;
+
+  @ApiProperty({ format: 'date-time' })
   createdAt: string;
+
+  @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
   static from(user: User): UserResponseDto {

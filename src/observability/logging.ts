@@ -1,0 +1,101 @@
+import { createRequire } from 'node:module';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import { pino, type Logger } from 'pino';
+import { type Options as HttpLoggerOptions } from 'pino-http';
+import type { AppConfig } from '../config/app-config.js';
+
+/** Injection token of the service's root pino logger. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
+// Wherever these appear in a log object, their values are replaced.
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+  'apiKeys',
+  'password',
+];
+
+function prettyAvailable(): boolean {
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty');
+    return true;
+  } catch {
+    return false; // a dev dependency: absent from the production image
+  }
+}
+
+/**
+ * JSON lines on stdout; pretty output only when a person is watching a terminal (and never in
+ * production). Level names, ISO timestamps and `service` on every line.
+ */
+export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'production'>): Logger {
+  const options: pino.LoggerOptions = {
+    level: config.logLevel,
+    base: { service: 'users-service' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+  if (process.stdout.isTTY && !config.production && prettyAvailable()) {
+    return pino({
+      ...options,
+      transport: {
+        target: 'pino-pretty',
+        options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' },
+      },
+    });
+  }
+  return pino(options, pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+}
+
+/** The route template Express matched (`/users/:id`), so logs and metrics group by route. */
+export function routeOf(request: IncomingMessage, statusCode: number): string {
+  const route = (request as Request).route as { path?: string } | undefined;
+  // Nest answers unknown routes from a catch-all route (`{/*splat}`): that is no route of ours.
+  if (route?.path && !route.path.includes('*'))
+    return `${(request as Request).baseUrl ?? ''}${route.path}`;
+  // No route: a file from public/ (served before routing) or no match at all.
+  return statusCode < 400 ? '(static)' : '(unmatched)';
+}
+
+const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
+
+/**
+ * One log line per HTTP request, written when the response finishes: method, path, route template,
+ * status, duration in ms and the request id. Probes and scrapes log at debug.
+ */
+export function httpLoggerOptions(
+  logger: Logger,
+): HttpLoggerOptions<IncomingMessage, ServerResponse> {
+  return {
+    logger,
+    genReqId: (request) => (request as Request).id,
+    quietReqLogger: true,
+    customAttributeKeys: { reqId: 'requestId', responseTime: 'durationMs' },
+    customLogLevel: (request, response, error) => {
+      if (error || response.statusCode >= 500) return 'error';
+      return QUIET_PATHS.has((request as Request).path) ? 'debug' : 'info';
+    },
+    customSuccessMessage: (request, response) =>
+      `${request.method} ${routeOf(request, response.statusCode)} ${response.statusCode}`,
+    customErrorMessage: (request, response) =>
+      `${request.method} ${routeOf(request, response.statusCode)} ${response.statusCode}`,
+    customSuccessObject: (request, response, value: object) => ({
+      ...value,
+      route: routeOf(request, response.statusCode),
+    }),
+    serializers: {
+      // Path only: query strings may carry personal data (emails in filters, tokens).
+      req: (request: { method: string; url: string }) => ({
+        method: request.method,
+        path: request.url.split('?')[0],
+      }),
+      res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The pg Pool behind TypeORM's postgres driver. */
+interface PgPool {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/** Prometheus metrics of this process, served on GET /metrics. */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly grpcHandled = new Counter({
+    name: 'grpc_server_handled_total',
+    help: 'gRPC calls completed on the server by method and status code',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly grpcHandlingSeconds = new Histogram({
+    name: 'grpc_server_handling_seconds',
+    help: 'gRPC call duration on the server by method and status code',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
+    const poolGauge = (name: string, help: string, read: (pool: PgPool) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const current = pool();
+          this.set(current ? read(current) : 0);
+        },
+      });
+    poolGauge('db_pool_connections', 'Connections open in the database pool', (p) => p.totalCount);
+    poolGauge(
+      'db_pool_idle_connections',
+      'Idle connections in the database pool',
+      (p) => p.idleCount,
+    );
+    poolGauge(
+      'db_pool_waiting_requests',
+      'Queries waiting for a pool connection',
+      (p) => p.waitingCount,
+    );
+  }
+}
