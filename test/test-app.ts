@@ -25,12 +25,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Ports free on 127.0.0.1, all distinct (they are held open together while being picked). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => net.createServer());
+  await Promise.all(
+    servers.map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(
+    servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+  );
+  return ports;
+}
+
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  return (await freePorts(1))[0];
 }
 
 export function testDatabaseUrl(): string {

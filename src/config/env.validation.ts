@@ -10,7 +10,8 @@ const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
 /**
- * Every environment variable the service reads, with its default. Values arrive as strings;
+ * Every environment variable the service reads, with its default. With stopAtFirstError the
+ * decorator nearest the property is checked first, so `@IsInt()` sits last. Values arrive as strings;
  * numbers are converted only when they are plain decimal digits, so `PORT=3000abc` is an error
  * rather than 3000.
  */
@@ -19,15 +20,15 @@ export class EnvironmentVariables {
   NODE_ENV = 'development';
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(65535)
+  @IsInt()
   PORT = 3000;
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(65535)
+  @IsInt()
   GRPC_PORT = 5000;
 
   @Matches(/^postgres(ql)?:\/\/\S+$/, {
@@ -47,45 +48,45 @@ export class EnvironmentVariables {
   MIGRATE_ON_BOOT?: (typeof BOOLEAN)[number];
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(600_000)
+  @IsInt()
   SHUTDOWN_DRAIN_MS = 5000;
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(600_000)
+  @IsInt()
   SHUTDOWN_TIMEOUT_MS = 10000;
 
   @Transform(toInt)
-  @IsInt()
   @Min(1)
   @Max(1000)
+  @IsInt()
   DB_POOL_SIZE = 10;
 
   @Transform(toInt)
-  @IsInt()
   @Min(100)
   @Max(600_000)
+  @IsInt()
   DB_CONNECT_TIMEOUT_MS = 2000;
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(3_600_000)
+  @IsInt()
   DB_STATEMENT_TIMEOUT_MS = 5000;
 
   @Transform(toInt)
-  @IsInt()
   @Min(0)
   @Max(100)
+  @IsInt()
   DB_RETRY_ATTEMPTS = 5;
 
   @Transform(toInt)
-  @IsInt()
   @Min(1)
   @Max(65535)
+  @IsInt()
   PG_PORT = 54329;
 
   PG_DATA_DIR = '.data/pg';

@@ -9,7 +9,9 @@ function cliDataSource(): DataSource {
   if (!env.DATABASE_URL) {
     throw new Error('DATABASE_URL must be set for the TypeORM CLI (npm run migration:*)');
   }
-  return new DataSource(dataSourceOptions(AppConfig.fromEnv(env).database));
+  // A migration may rewrite a large table: the service's per-query statement_timeout does not apply.
+  const database = { ...AppConfig.fromEnv(env).database, statementTimeoutMs: 0 };
+  return new DataSource(dataSourceOptions(database));
 }
 
 export default cliDataSource();

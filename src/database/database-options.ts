@@ -26,7 +26,8 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
       // Every query gives up server-side after this long, so a stuck statement cannot hold a
       // pooled connection (and a client) forever.
       statement_timeout: db.statementTimeoutMs || undefined,
-      application_name: 'users-service',
     },
+    // Names the service's connections in pg_stat_activity.
+    applicationName: 'users-service',
   };
 }

@@ -50,7 +50,8 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
       },
     });
   }
-  return pino(options, pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  // Asynchronous writes keep logging off the request path; each line still goes out at once.
+  return pino(options, pino.destination({ dest: 1, sync: false }));
 }
 
 /** The route template Express matched (`/users/:id`), so logs and metrics group by route. */

@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+# Users service image: `docker build -t users-service .`
+# Checked by test/deployment.spec.ts (paths, ports, user, health check, command).
+
+# ---- build: all dependencies, TypeScript -> dist/ -------------------------------------------------
+FROM node:20-bookworm-slim AS builder
+WORKDIR /app
+# Dependencies first, so this layer is reused while only the sources change. No install scripts:
+# the build (tsc through the Nest CLI) needs none of them.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY nest-cli.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY migrations ./migrations
+# Emits dist/src/** and dist/migrations/** (the migrations are imported as classes, not globbed).
+RUN npm run build
+
+# ---- runtime: production dependencies and the compiled service only ------------------------------
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    NPM_CONFIG_CACHE=/tmp/.npm \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_FUND=false \
+    NPM_CONFIG_AUDIT=false
+WORKDIR /app
+# --omit=optional leaves out embedded-postgres (the development database): the service refuses to
+# start without DATABASE_URL when NODE_ENV=production anyway. No production dependency needs an
+# install script.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts \
+    && npm cache clean --force \
+    && rm -rf /tmp/.npm
+COPY --from=builder /app/dist ./dist
+# Read at run time: proto/ (found by walking up from dist/src to the directory holding
+# package.json and proto/), public/ (static files); `npm run migration:run` calls
+# scripts/build-if-needed.mjs, which builds nothing when src/ is absent, as it is here.
+COPY proto ./proto
+COPY public ./public
+COPY scripts/build-if-needed.mjs ./scripts/build-if-needed.mjs
+# Files stay owned by root and read-only for the service. Numeric, so Kubernetes' runAsNonRoot can
+# verify it (uid 1000 is the image's `node` user).
+USER 1000
+# HTTP and gRPC (PORT and GRPC_PORT defaults).
+EXPOSE 3000 5000
+# Liveness only: /health never waits on the database. Node 20 has a global fetch.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Exec form: node is PID 1 and receives SIGTERM itself (drain, then close; see src/main.ts).
+CMD ["node", "dist/src/main.js"]

@@ -1,0 +1,174 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import http from 'node:http';
+import net from 'node:net';
+import pg from 'pg';
+import { USERS_PROTO_PATH } from '../src/app.setup.js';
+import { buildService, type ServiceProcess, startService, waitFor } from './service-process.js';
+import { freePort, testDatabaseUrl } from './test-app.js';
+
+type GetUserClient = grpc.Client & {
+  GetUser(
+    request: { id: number },
+    options: grpc.CallOptions,
+    callback: (error: grpc.ServiceError | null, reply?: { id: number; name: string }) => void,
+  ): void;
+};
+
+function usersClient(address: string): GetUserClient {
+  const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(USERS_PROTO_PATH)) as unknown as {
+    users: { Users: new (address: string, credentials: grpc.ChannelCredentials) => GetUserClient };
+  };
+  return new loaded.users.Users(address, grpc.credentials.createInsecure());
+}
+
+/** An HTTP request sent at once, on a connection of its own. */
+function send(
+  url: string,
+  method = 'GET',
+  body?: object,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body ? JSON.stringify(body) : undefined);
+  });
+}
+
+const refusesConnections = (url: string) =>
+  new Promise<boolean>((resolve) => {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+
+describe('the service process (e2e)', () => {
+  beforeAll(() => buildService());
+
+  describe('graceful shutdown on SIGTERM', () => {
+    let service: ServiceProcess;
+    let db: pg.Client;
+
+    beforeAll(async () => {
+      service = await startService({
+        DATABASE_URL: testDatabaseUrl(),
+        MIGRATE_ON_BOOT: 'true',
+        SHUTDOWN_DRAIN_MS: '300',
+        SHUTDOWN_TIMEOUT_MS: '20000',
+        DB_STATEMENT_TIMEOUT_MS: '60000',
+      });
+      await waitFor('readiness', async () => (await fetch(`${service.url}/health/ready`)).ok);
+      db = new pg.Client({ connectionString: testDatabaseUrl() });
+      await db.connect();
+    });
+    afterAll(async () => {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.query('TRUNCATE users, posts RESTART IDENTITY CASCADE');
+      await db.end();
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    });
+
+    it('finishes every in-flight HTTP request and gRPC call, then exits 0', async () => {
+      const created = await fetch(`${service.url}/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Ada' }),
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: number };
+      const client = usersClient(service.grpcAddress);
+
+      // Hold every query of the service on a table lock: the requests below stay in flight
+      // until the test releases it.
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const inFlight = [
+        send(`${service.url}/users/${id}`),
+        send(`${service.url}/users?limit=5`),
+        send(`${service.url}/users/${id}`, 'PATCH', { role: 'staff' }),
+      ];
+      const calls = [1, 2].map(
+        () =>
+          new Promise<{ id: number; name: string }>((resolve, reject) =>
+            client.GetUser({ id }, { deadline: Date.now() + 30_000 }, (error, reply) =>
+              error ? reject(error) : resolve(reply!),
+            ),
+          ),
+      );
+      // 3 HTTP requests (the list runs its count and its page at once) and 2 gRPC calls hold or
+      // wait for pool connections until the lock is released.
+      await waitFor('six queries in flight', async () => {
+        const metrics = await (await fetch(`${service.url}/metrics`)).text();
+        const gauge = (name: string) =>
+          Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics)?.[1]);
+        const busy = gauge('db_pool_connections') - gauge('db_pool_idle_connections');
+        return busy + gauge('db_pool_waiting_requests') >= 6;
+      });
+
+      service.child.kill('SIGTERM');
+      // Readiness fails at once, while requests are still accepted during the drain...
+      await waitFor(
+        'readiness 503',
+        async () => (await fetch(`${service.url}/health/ready`)).status === 503,
+      );
+      // ...then the server stops accepting, with the five requests still in flight.
+      await waitFor('HTTP to stop accepting', () => refusesConnections(service.url));
+      expect(service.child.exitCode).toBeNull();
+
+      await db.query('COMMIT');
+      const responses = await Promise.all(inFlight);
+      expect(responses.map((res) => res.status)).toEqual([200, 200, 200]);
+      expect(JSON.parse(responses[2].body).role).toBe('staff');
+      expect(await Promise.all(calls)).toEqual([
+        { id, name: 'Ada' },
+        { id, name: 'Ada' },
+      ]);
+      client.close();
+
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      expect(service.output()).toContain('stopped');
+    });
+  });
+
+  it('exits non-zero with a clear message when the database is down at boot', async () => {
+    const closedPort = await freePort();
+    const service = await startService({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/users_test`,
+      DB_RETRY_ATTEMPTS: '1',
+    });
+    const { code } = await service.exited;
+    expect(code).not.toBe(0);
+    expect(service.output()).toContain('Unable to connect to the database');
+    expect(service.output()).toContain('ECONNREFUSED');
+  });
+
+  it('refuses to start with an invalid variable, naming it', async () => {
+    const service = await startService({
+      DATABASE_URL: testDatabaseUrl(),
+      PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+    });
+    expect((await service.exited).code).toBe(1);
+    expect(service.output()).toContain('PORT must be an integer number');
+    expect(service.output()).toContain('LOG_LEVEL must be one of the following values');
+  });
+
+  it('refuses to start in production without DATABASE_URL', async () => {
+    const service = await startService({ NODE_ENV: 'production' });
+    expect((await service.exited).code).toBe(1);
+    expect(service.output()).toContain('DATABASE_URL is required when NODE_ENV=production');
+  });
+});
