@@ -50,11 +50,14 @@ async function bootstrap(): Promise<void> {
   const health = app.get(HealthService);
   let grpcServer: GrpcServer | undefined;
   app.connectMicroservice(
-    grpcOptions(config, health, { onServer: (server) => (grpcServer = server) }),
+    grpcOptions(config, health, {
+      host: config.host,
+      onServer: (server) => (grpcServer = server),
+    }),
   );
   await app.startAllMicroservices();
-  await app.listen(config.port, '0.0.0.0');
-  logger.log(`HTTP on :${config.port}, gRPC on :${config.grpcPort}`);
+  await app.listen(config.port, config.host);
+  logger.log(`HTTP on ${config.host}:${config.port}, gRPC on ${config.host}:${config.grpcPort}`);
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {

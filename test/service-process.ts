@@ -27,6 +27,7 @@ export async function startService(env: Record<string, string>): Promise<Service
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
+      HOST: '127.0.0.1',
       PORT: String(port),
       GRPC_PORT: String(grpcPort),
       LOG_LEVEL: 'info',

@@ -23,6 +23,8 @@ export interface DatabaseSettings {
  */
 export class AppConfig {
   readonly production: boolean;
+  /** Address the HTTP and gRPC servers bind to. */
+  readonly host: string;
   readonly port: number;
   readonly grpcPort: number;
   readonly apiKeys: readonly string[];
@@ -45,6 +47,7 @@ export class AppConfig {
     const embedded = env.DATABASE_URL === undefined;
     return new AppConfig({
       production: env.NODE_ENV === 'production',
+      host: env.HOST,
       port: env.PORT,
       grpcPort: env.GRPC_PORT,
       apiKeys: (env.API_KEYS ?? '')

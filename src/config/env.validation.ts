@@ -19,6 +19,11 @@ export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV = 'development';
 
+  @Matches(/^[0-9a-fA-F.:]+$|^localhost$/, {
+    message: 'HOST must be an IP address to bind to, such as 0.0.0.0',
+  })
+  HOST = '0.0.0.0';
+
   @Transform(toInt)
   @Min(0)
   @Max(65535)
