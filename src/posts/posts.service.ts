@@ -4,6 +4,7 @@ import { Repository } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import type { ListQuery, ListSpec, Page } from '../common/list-query.js';
+import { orderBy, totalFromPage } from '../common/sql.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { Post } from './post.entity.js';
@@ -15,6 +16,14 @@ export type PostListQuery = ListQuery<PostSortField>;
 
 const USER_FOREIGN_KEY = 'posts_user_id_fkey';
 
+const COLUMNS: Record<PostSortField, string> = {
+  id: 'id',
+  title: 'title',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+};
+const SELECT_POST = `SELECT id, user_id AS "userId", title, body, created_at AS "createdAt", updated_at AS "updatedAt" FROM posts`;
+
 @Injectable()
 export class PostsService {
   constructor(
@@ -23,25 +32,31 @@ export class PostsService {
   ) {}
 
   async findAllForUser(userId: number, { page, limit, sort }: PostListQuery): Promise<Page<Post>> {
-    await this.usersService.findOne(userId);
-    const query = this.posts.createQueryBuilder('post').where('post.userId = :userId', { userId });
-    for (const { field, direction } of sort) query.addOrderBy(`post.${field}`, direction);
-    if (!sort.some(({ field }) => field === 'id')) query.addOrderBy('post.id', 'ASC');
-    const [items, total] = await Promise.all([
-      query
-        .clone()
-        .offset((page - 1) * limit)
-        .limit(limit)
-        .getMany(),
-      query.getCount(),
+    // The existence check runs beside the page query; its NotFoundError wins if the user is gone.
+    const [, items] = await Promise.all([
+      this.usersService.assertExists(userId),
+      this.posts.query(
+        `${SELECT_POST} WHERE user_id = $1 ${orderBy(sort, COLUMNS)} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+        [userId],
+      ) as Promise<Post[]>,
     ]);
+    const total =
+      totalFromPage(page, limit, items.length) ??
+      (
+        await this.posts.query('SELECT count(*)::int AS total FROM posts WHERE user_id = $1', [
+          userId,
+        ])
+      )[0].total;
     return { items, total };
   }
 
   async findOne(userId: number, postId: number): Promise<Post> {
-    const post = await this.posts.findOneBy({ id: postId, userId });
+    const [post]: Post[] = await this.posts.query(`${SELECT_POST} WHERE id = $1 AND user_id = $2`, [
+      postId,
+      userId,
+    ]);
     if (!post) {
-      await this.usersService.findOne(userId);
+      await this.usersService.assertExists(userId);
       throw new NotFoundError(`post ${postId} of user ${userId} not found`);
     }
     return post;

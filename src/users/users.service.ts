@@ -4,6 +4,7 @@ import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError } from '../common/errors.js';
 import type { ListQuery, ListSpec, Page } from '../common/list-query.js';
+import { orderBy, totalFromPage } from '../common/sql.js';
 import { CreateUserDto, ROLE_MESSAGE, ROLE_PATTERN } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { DEFAULT_ROLE, User } from './user.entity.js';
@@ -20,31 +21,47 @@ export type UserListQuery = ListQuery<UserSortField, 'role'>;
 
 const EMAIL_INDEX = 'users_email_lower_key';
 
+const COLUMNS: Record<UserSortField, string> = {
+  id: 'id',
+  name: 'name',
+  email: 'email',
+  role: 'role',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+};
+const SELECT_USER = `SELECT id, name, email, role, created_at AS "createdAt", updated_at AS "updatedAt" FROM users`;
+
 @Injectable()
 export class UsersService {
   constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
 
+  // The reads below are the hot paths (GET /users, GET /users/:id, gRPC GetUser): plain
+  // parameterised SQL through the repository, without building a query per request.
+
   async findAll({ page, limit, sort, filters }: UserListQuery): Promise<Page<User>> {
-    const query = this.users.createQueryBuilder('user');
-    if (filters.role !== undefined) query.where('user.role = :role', { role: filters.role });
-    // Sort fields come from the allow-list only; `id` breaks ties so pages never overlap.
-    for (const { field, direction } of sort) query.addOrderBy(`user.${field}`, direction);
-    if (!sort.some(({ field }) => field === 'id')) query.addOrderBy('user.id', 'ASC');
-    const [items, total] = await Promise.all([
-      query
-        .clone()
-        .offset((page - 1) * limit)
-        .limit(limit)
-        .getMany(),
-      query.getCount(),
-    ]);
+    const where = filters.role === undefined ? '' : 'WHERE role = $1';
+    const params = filters.role === undefined ? [] : [filters.role];
+    const items: User[] = await this.users.query(
+      `${SELECT_USER} ${where} ${orderBy(sort, COLUMNS)} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+      params,
+    );
+    const total =
+      totalFromPage(page, limit, items.length) ??
+      (await this.users.query(`SELECT count(*)::int AS total FROM users ${where}`, params))[0]
+        .total;
     return { items, total };
   }
 
   async findOne(id: number): Promise<User> {
-    const user = await this.users.findOneBy({ id });
+    const [user]: User[] = await this.users.query(`${SELECT_USER} WHERE id = $1`, [id]);
     if (!user) throw new NotFoundError(`user ${id} not found`);
     return user;
+  }
+
+  /** Throws NotFoundError unless the user exists. */
+  async assertExists(id: number): Promise<void> {
+    const rows: unknown[] = await this.users.query('SELECT 1 FROM users WHERE id = $1', [id]);
+    if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
   async create(dto: CreateUserDto): Promise<User> {
