@@ -1,27 +1,47 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
-import { httpLoggerOptions, routeOf } from './logging.js';
+import type { Level, Logger } from 'pino';
+import { routeOf } from './logging.js';
 import type { MetricsService } from './metrics.service.js';
 
+const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
+
 /**
- * Express middleware, mounted before the body parser so that every request is logged and measured,
- * requests rejected while parsing (400, 413, 415) included.
+ * One log line and one metric sample per HTTP request, written when the response finishes:
+ * method, path (no query string), route template, status, duration and request id. Probes and
+ * scrapes log at debug. Mounted before the body parser, so requests rejected while parsing
+ * (400, 413, 415) are logged too.
+ *
+ * Deliberately a single `finish` listener rather than pino-http: no child logger and no
+ * serializers per request (this runs on every request; see the README's performance notes).
  */
 export function httpObservability(
   logger: Logger,
   metrics: MetricsService,
 ): (request: Request, response: Response, next: NextFunction) => void {
-  const log = pinoHttp(httpLoggerOptions(logger));
   return (request, response, next) => {
-    const stop = metrics.httpRequestDuration.startTimer();
+    const started = process.hrtime.bigint();
     response.once('finish', () => {
-      stop({
-        method: request.method,
-        route: routeOf(request, response.statusCode),
-        status: String(response.statusCode),
-      });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = response.statusCode;
+      const route = routeOf(request, status);
+      metrics.httpRequestDuration.observe(
+        { method: request.method, route, status: String(status) },
+        seconds,
+      );
+      const level: Level =
+        status >= 500 ? 'error' : QUIET_PATHS.has(request.path) ? 'debug' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          requestId: request.id,
+          req: { method: request.method, path: request.path },
+          res: { statusCode: status },
+          route,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+        },
+        `${request.method} ${route} ${status}`,
+      );
     });
-    log(request, response, next);
+    next();
   };
 }

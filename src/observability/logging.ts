@@ -1,8 +1,7 @@
 import { createRequire } from 'node:module';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { pino, type Logger } from 'pino';
-import { type Options as HttpLoggerOptions } from 'pino-http';
 import type { AppConfig } from '../config/app-config.js';
 
 /** Injection token of the service's root pino logger. */
@@ -62,41 +61,4 @@ export function routeOf(request: IncomingMessage, statusCode: number): string {
     return `${(request as Request).baseUrl ?? ''}${route.path}`;
   // No route: a file from public/ (served before routing) or no match at all.
   return statusCode < 400 ? '(static)' : '(unmatched)';
-}
-
-const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
-
-/**
- * One log line per HTTP request, written when the response finishes: method, path, route template,
- * status, duration in ms and the request id. Probes and scrapes log at debug.
- */
-export function httpLoggerOptions(
-  logger: Logger,
-): HttpLoggerOptions<IncomingMessage, ServerResponse> {
-  return {
-    logger,
-    genReqId: (request) => (request as Request).id,
-    quietReqLogger: true,
-    customAttributeKeys: { reqId: 'requestId', responseTime: 'durationMs' },
-    customLogLevel: (request, response, error) => {
-      if (error || response.statusCode >= 500) return 'error';
-      return QUIET_PATHS.has((request as Request).path) ? 'debug' : 'info';
-    },
-    customSuccessMessage: (request, response) =>
-      `${request.method} ${routeOf(request, response.statusCode)} ${response.statusCode}`,
-    customErrorMessage: (request, response) =>
-      `${request.method} ${routeOf(request, response.statusCode)} ${response.statusCode}`,
-    customSuccessObject: (request, response, value: object) => ({
-      ...value,
-      route: routeOf(request, response.statusCode),
-    }),
-    serializers: {
-      // Path only: query strings may carry personal data (emails in filters, tokens).
-      req: (request: { method: string; url: string }) => ({
-        method: request.method,
-        path: request.url.split('?')[0],
-      }),
-      res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
-    },
-  };
 }

@@ -15,14 +15,17 @@ const rootLogger = {
 
 /**
  * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics.
- * The HTTP request logger is mounted by configureApp, before the body parser (useExisting).
+ * The HTTP request logger is mounted by configureApp, before the body parser.
  */
 @Global()
 @Module({
   imports: [
     LoggerModule.forRootAsync({
       inject: [ROOT_LOGGER],
-      useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true }),
+      // nestjs-pino is Nest's logger here; the per-request line comes from httpObservability.
+      // No nestjs-pino request middleware (forRoutes: []): its AsyncLocalStorage.run on every
+      // request would turn on promise hooks for all of them.
+      useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
     }),
   ],
   controllers: [MetricsController],
