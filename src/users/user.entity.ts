@@ -12,6 +12,7 @@ export const DEFAULT_ROLE = 'member';
 // Created by the migration as UNIQUE (lower(email)); TypeORM cannot express an expression index,
 // so synchronize: false keeps `migration:generate` from trying to drop it.
 @Index('users_email_lower_key', { synchronize: false })
+@Index('users_role_idx', ['role'])
 @Index('users_role_created_at_idx', ['role', 'createdAt'])
 @Index('users_created_at_idx', ['createdAt'])
 @Index('users_name_idx', ['name'])

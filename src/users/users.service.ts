@@ -29,7 +29,8 @@ const COLUMNS: Record<UserSortField, string> = {
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 };
-const SELECT_USER = `SELECT id, name, email, role, created_at AS "createdAt", updated_at AS "updatedAt" FROM users`;
+const USER_FIELDS = `id, name, email, role, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const SELECT_USER = `SELECT ${USER_FIELDS} FROM users`;
 
 @Injectable()
 export class UsersService {
@@ -64,13 +65,17 @@ export class UsersService {
     if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
+  /** One INSERT … RETURNING: no transaction round trips around a single statement. */
   async create(dto: CreateUserDto): Promise<User> {
-    const user = this.users.create({
-      name: dto.name,
-      email: dto.email ?? null,
-      role: dto.role ?? DEFAULT_ROLE,
-    });
-    return this.saving(() => this.users.save(user), dto.email);
+    const [user]: User[] = await this.saving(
+      () =>
+        this.users.query(
+          `INSERT INTO users (name, email, role) VALUES ($1, $2, $3) RETURNING ${USER_FIELDS}`,
+          [dto.name, dto.email ?? null, dto.role ?? DEFAULT_ROLE],
+        ),
+      dto.email,
+    );
+    return user;
   }
 
   /** PUT: a full replacement; absent optional fields go back to their defaults. */
@@ -84,21 +89,33 @@ export class UsersService {
 
   /** PATCH: only the given fields change; an empty change leaves the row (and updatedAt) alone. */
   async update(id: number, dto: UpdateUserDto): Promise<User> {
-    const changes: Partial<User> = {};
-    if (dto.name !== undefined) changes.name = dto.name;
-    if (dto.email !== undefined) changes.email = dto.email;
-    if (dto.role !== undefined) changes.role = dto.role;
-    if (Object.keys(changes).length === 0) return this.findOne(id);
+    // Column names come from this fixed list, values are parameters.
+    const changes = (['name', 'email', 'role'] as const).filter(
+      (field) => dto[field] !== undefined,
+    );
+    if (changes.length === 0) return this.findOne(id);
 
-    const { affected } = await this.saving(() => this.users.update({ id }, changes), dto.email);
-    if (!affected) throw new NotFoundError(`user ${id} not found`);
-    return this.findOne(id);
+    const assignments = changes.map((field, i) => `${field} = $${i + 2}`).join(', ');
+    // For UPDATE and DELETE, TypeORM's query() answers [rows, rowCount].
+    const [[user]]: [User[], number] = await this.saving(
+      () =>
+        this.users.query(
+          `UPDATE users SET ${assignments}, updated_at = now() WHERE id = $1 RETURNING ${USER_FIELDS}`,
+          [id, ...changes.map((field) => dto[field])],
+        ),
+      dto.email,
+    );
+    if (!user) throw new NotFoundError(`user ${id} not found`);
+    return user;
   }
 
   async remove(id: number): Promise<void> {
     // The posts of the user go with it: the foreign key is ON DELETE CASCADE.
-    const { affected } = await this.users.delete({ id });
-    if (!affected) throw new NotFoundError(`user ${id} not found`);
+    const [, deleted]: [unknown[], number] = await this.users.query(
+      'DELETE FROM users WHERE id = $1',
+      [id],
+    );
+    if (deleted === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
   /** Maps a violation of the case-insensitive unique email index to a ConflictError. */
