@@ -1,0 +1,380 @@
+// The raw baseline of the benchmark: what the service's hot endpoints cost with no framework,
+// no ORM and no validation library. One process, like the service: this file serves HTTP with
+// node:http and starts the gRPC server of ./grpc-server.mjs next to it, both on one `pg` pool of
+// the service's default size.
+//
+// It is written for the benchmark only, minimal but honest: the same SQL work per request as
+// src/users/users.service.ts and src/posts/posts.service.ts (the COUNT behind X-Total-Count, the
+// existence check of the user before listing posts, list and count run concurrently on two pooled
+// connections), the same JSON bodies and headers (X-Total-Count, Link, Location, x-request-id,
+// email omitted when null), and the same basic validation of ids, list queries and POST bodies.
+//
+//   DATABASE_URL=postgres://… PORT=3100 GRPC_PORT=5100 node bench/baseline/http-server.mjs
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import pg from 'pg';
+import { startGrpcServer } from './grpc-server.mjs';
+
+const MAX_ID = 2_147_483_647;
+const ID = /^[1-9][0-9]{0,9}$/;
+const DIGITS = /^[1-9][0-9]*$/;
+const ROLE = /^[a-z0-9_-]{1,32}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// A basic address check (local@domain.tld); the service uses class-validator's IsEmail.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const BODY_LIMIT = 100 * 1024;
+const MAX_PAGE = 1_000_000;
+const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+
+const USER_COLUMNS = 'id, name, email, role, created_at, updated_at';
+const POST_COLUMNS = 'id, user_id, title, body, created_at, updated_at';
+/** API sort field -> column (an allow-list: nothing from the client reaches the SQL text). */
+const USER_SORT = {
+  id: 'id',
+  name: 'name',
+  email: 'email',
+  role: 'role',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+};
+const POST_SORT = { id: 'id', title: 'title', createdAt: 'created_at', updatedAt: 'updated_at' };
+const CREATE_USER_FIELDS = new Set(['name', 'email', 'role']);
+
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+const badRequest = (message) => new HttpError(400, message);
+
+export function userJson(row) {
+  const user = { id: row.id, name: row.name };
+  if (row.email !== null) user.email = row.email;
+  user.role = row.role;
+  user.createdAt = row.created_at.toISOString();
+  user.updatedAt = row.updated_at.toISOString();
+  return user;
+}
+
+function postJson(row) {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    title: row.title,
+    body: row.body,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export function parseId(raw) {
+  let value;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    value = raw;
+  }
+  const id = ID.test(value) ? Number(value) : NaN;
+  if (!(id <= MAX_ID)) throw badRequest('id must be a positive 32-bit integer');
+  return id;
+}
+
+function single(params, name) {
+  const values = params.getAll(name);
+  if (values.length > 1) throw badRequest(`query parameter ${name} must be given at most once`);
+  return values[0];
+}
+
+function integer(value, name, max, fallback) {
+  if (value === undefined) return fallback;
+  const n = DIGITS.test(value) && value.length <= 10 ? Number(value) : NaN;
+  if (!(n >= 1 && n <= max)) throw badRequest(`${name} must be an integer between 1 and ${max}`);
+  return n;
+}
+
+/** `page`, `limit` and `sort` as the service reads them; returns the ORDER BY clause. */
+function parseList(params, columns) {
+  const page = integer(single(params, 'page'), 'page', MAX_PAGE, 1);
+  const limit = integer(single(params, 'limit'), 'limit', MAX_LIMIT, DEFAULT_LIMIT);
+  const order = [];
+  const sort = single(params, 'sort');
+  if (sort !== undefined) {
+    const seen = new Set();
+    for (const item of sort.split(',')) {
+      const descending = item.startsWith('-');
+      const field = descending ? item.slice(1) : item;
+      if (field === '') throw badRequest('sort must not contain an empty field');
+      if (!Object.hasOwn(columns, field)) {
+        throw badRequest(`sort field ${field} is not one of ${Object.keys(columns).join(', ')}`);
+      }
+      if (seen.has(field)) throw badRequest(`sort field ${field} is named twice`);
+      seen.add(field);
+      order.push(`${columns[field]} ${descending ? 'DESC' : 'ASC'}`);
+    }
+  }
+  // Ties are broken by id so pages never overlap, as in the service.
+  if (!order.some((clause) => clause.startsWith('id '))) order.push('id ASC');
+  return { page, limit, orderBy: order.join(', ') };
+}
+
+/** RFC 8288 Link header, the same relative URLs as src/common/list-query.ts. */
+function paginationLinks(path, search, page, limit, total) {
+  const last = Math.max(1, Math.ceil(total / limit));
+  const link = (target, rel) => {
+    const params = new URLSearchParams(search);
+    params.set('page', String(target));
+    return `<${path}?${params.toString()}>; rel="${rel}"`;
+  };
+  const links = [link(1, 'first')];
+  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
+  if (page < last) links.push(link(page + 1, 'next'));
+  links.push(link(last, 'last'));
+  return links.join(', ');
+}
+
+/** Length in Unicode code points, as the contract counts it. */
+const codePoints = (value) => [...value].length;
+
+function text(value, field, min, max) {
+  if (typeof value !== 'string') throw badRequest(`${field} must be a string`);
+  if (value.includes('\u0000') || !value.isWellFormed()) {
+    throw badRequest(`${field} must not contain NUL characters or unpaired surrogates`);
+  }
+  const length = codePoints(value);
+  if (length < min || length > max) {
+    throw badRequest(`${field} must be ${min} to ${max} characters long`);
+  }
+  return value;
+}
+
+/** The body of POST /users: {name, email?, role?}, checked like CreateUserDto. */
+export function validateCreateUser(body) {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('request body must be a JSON object');
+  }
+  const unknown = Object.keys(body).filter((key) => !CREATE_USER_FIELDS.has(key));
+  if (unknown.length > 0) throw badRequest(`property ${unknown[0]} should not exist`);
+  const name = text(typeof body.name === 'string' ? body.name.trim() : body.name, 'name', 1, 100);
+  let email = null;
+  if (body.email !== undefined && body.email !== null) {
+    email = text(body.email, 'email', 1, 254);
+    if (!EMAIL.test(email)) throw badRequest('email must be a valid email address');
+  }
+  let role = 'member';
+  if (body.role !== undefined) {
+    if (typeof body.role !== 'string' || !ROLE.test(body.role)) {
+      throw badRequest('role must be 1 to 32 characters of a-z, 0-9, _ and -');
+    }
+    role = body.role;
+  }
+  return { name, email, role };
+}
+
+function readBody(request) {
+  return new Promise((resolve, reject) => {
+    const type = request.headers['content-type'] ?? '';
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      request.resume();
+      reject(new HttpError(415, 'request body must be JSON (Content-Type: application/json)'));
+      return;
+    }
+    const chunks = [];
+    let size = 0;
+    request.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) {
+        reject(new HttpError(413, 'request body is larger than 102400 bytes'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(badRequest('request body is not valid JSON'));
+      }
+    });
+    request.on('error', reject);
+  });
+}
+
+function send(response, status, body, headers = {}) {
+  const json = JSON.stringify(body);
+  response.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(json),
+  });
+  response.end(json);
+}
+
+/** A database that cannot be reached is 503, as in the service; anything else is 500. */
+export function isUnavailable(error) {
+  const code = error?.code ?? '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P03'].includes(code) ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(error?.message ?? '')
+  );
+}
+
+export function createApp(pool) {
+  const findUser = async (id) =>
+    (await pool.query(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 LIMIT 1`, [id])).rows[0];
+
+  /** One page plus the total, the two queries in parallel as the service runs them. */
+  /**
+   * One page plus the total, the two queries in parallel as the service runs them. LIMIT and
+   * OFFSET are validated integers written into the SQL, as TypeORM does.
+   */
+  async function page(table, columns, where, params, { page, limit, orderBy }) {
+    const [items, count] = await Promise.all([
+      pool.query(
+        `SELECT ${columns} FROM ${table}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+        params,
+      ),
+      pool.query(`SELECT count(1)::int AS total FROM ${table}${where}`, params),
+    ]);
+    return { rows: items.rows, total: count.rows[0].total };
+  }
+
+  function listHeaders(path, search, list, total) {
+    return {
+      'X-Total-Count': String(total),
+      Link: paginationLinks(path, search, list.page, list.limit, total),
+    };
+  }
+
+  const routes = {
+    async health() {
+      return [200, { ok: true }];
+    },
+    async ready() {
+      await pool.query('SELECT 1');
+      return [200, { ok: true, database: 'up', shuttingDown: false }];
+    },
+    async listUsers(_request, url) {
+      const role = single(url.searchParams, 'role');
+      if (role !== undefined && !ROLE.test(role)) {
+        throw badRequest('role must be 1 to 32 characters of a-z, 0-9, _ and -');
+      }
+      const list = parseList(url.searchParams, USER_SORT);
+      const { rows, total } = await page(
+        'users',
+        USER_COLUMNS,
+        role === undefined ? '' : ' WHERE role = $1',
+        role === undefined ? [] : [role],
+        list,
+      );
+      const headers = listHeaders(url.pathname, url.search.slice(1), list, total);
+      return [200, rows.map(userJson), headers];
+    },
+    async getUser(_request, _url, id) {
+      const row = await findUser(id);
+      if (!row) throw new HttpError(404, `user ${id} not found`);
+      return [200, userJson(row)];
+    },
+    async createUser(request) {
+      const { name, email, role } = validateCreateUser(await readBody(request));
+      try {
+        const { rows } = await pool.query(
+          `INSERT INTO users (name, email, role) VALUES ($1, $2, $3) RETURNING ${USER_COLUMNS}`,
+          [name, email, role],
+        );
+        return [201, userJson(rows[0]), { Location: `/users/${rows[0].id}` }];
+      } catch (error) {
+        if (error.code === '23505' && error.constraint === 'users_email_lower_key') {
+          throw new HttpError(409, `email ${email} is already used by another user`);
+        }
+        throw error;
+      }
+    },
+    async listPosts(_request, url, id) {
+      if (!(await findUser(id))) throw new HttpError(404, `user ${id} not found`);
+      const list = parseList(url.searchParams, POST_SORT);
+      const { rows, total } = await page('posts', POST_COLUMNS, ' WHERE user_id = $1', [id], list);
+      return [200, rows.map(postJson), listHeaders(url.pathname, url.search.slice(1), list, total)];
+    },
+  };
+
+  /** [handler, id] for a method and path, or undefined (a JSON 404, as for an unknown route). */
+  function route(method, path) {
+    const parts = path.split('/');
+    if (parts[1] === 'health' && method === 'GET') {
+      if (parts.length === 2) return [routes.health];
+      if (parts.length === 3 && parts[2] === 'ready') return [routes.ready];
+      return undefined;
+    }
+    if (parts[1] !== 'users') return undefined;
+    if (parts.length === 2) {
+      if (method === 'GET') return [routes.listUsers];
+      if (method === 'POST') return [routes.createUser];
+      return undefined;
+    }
+    if (parts.length === 3 && method === 'GET') return [routes.getUser, parts[2]];
+    if (parts.length === 4 && parts[3] === 'posts' && method === 'GET') {
+      return [routes.listPosts, parts[2]];
+    }
+    return undefined;
+  }
+
+  return async function handle(request, response) {
+    const incoming = request.headers['x-request-id'];
+    const requestId =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    try {
+      const url = new URL(request.url, 'http://localhost');
+      const found = route(request.method, url.pathname);
+      if (!found) throw new HttpError(404, `no route for ${request.method} ${url.pathname}`);
+      const [handler, rawId] = found;
+      const id = rawId === undefined ? undefined : parseId(rawId);
+      const [status, body, headers] = await handler(request, url, id);
+      send(response, status, body, { 'x-request-id': requestId, ...headers });
+    } catch (error) {
+      let failure = error;
+      if (!(error instanceof HttpError)) {
+        const unavailable = isUnavailable(error);
+        if (!unavailable) console.error(error);
+        failure = new HttpError(
+          unavailable ? 503 : 500,
+          unavailable ? 'service unavailable' : 'internal server error',
+        );
+      }
+      send(response, failure.status, { error: failure.message }, { 'x-request-id': requestId });
+    }
+  };
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const env = process.env;
+  const host = env.HOST ?? '127.0.0.1';
+  const pool = new pg.Pool({
+    connectionString: env.DATABASE_URL,
+    max: Number(env.DB_POOL_SIZE ?? 10),
+    connectionTimeoutMillis: 2000,
+    statement_timeout: 5000,
+    application_name: 'bench-baseline',
+  });
+  pool.on('error', (error) => console.error('idle client error', error.message));
+  const server = http.createServer(createApp(pool));
+  server.keepAliveTimeout = 5000;
+  const grpcServer = await startGrpcServer({ pool, host, port: Number(env.GRPC_PORT ?? 5100) });
+  server.listen(Number(env.PORT ?? 3100), host, () => {
+    console.log(
+      `baseline: HTTP on ${host}:${server.address().port}, gRPC on ${host}:${env.GRPC_PORT}`,
+    );
+  });
+  const stop = () => {
+    server.closeAllConnections();
+    server.close();
+    grpcServer.forceShutdown();
+    pool.end().finally(() => process.exit(0));
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

@@ -1,0 +1,202 @@
+// Fast, deterministic seeding for the benchmark: set-based INSERT ... SELECT generate_series, so
+// 100,000 users and 500,000 posts take seconds rather than one round trip per row.
+//
+//   node bench/seed.mjs [users] [posts]      (DATABASE_URL must point at a database named *bench*)
+//
+// The tables must already exist (the service creates them: MIGRATE_ON_BOOT=true).
+import pg from 'pg';
+
+/**
+ * Roles and the share of users holding each one, so a role filter selects a realistic fraction:
+ * `member` is the common case, `admin` the rare one.
+ */
+export const ROLE_SHARES = [
+  ['member', 0.6],
+  ['viewer', 0.2],
+  ['editor', 0.12],
+  ['moderator', 0.06],
+  ['admin', 0.02],
+];
+export const ROLES = ROLE_SHARES.map(([role]) => role);
+
+/** The role of the users the benchmark creates (POST /users): not one the list endpoint reads. */
+export const BENCH_POST_ROLE = 'bench';
+
+/** Users are created one every 90 seconds from this instant (plus jitter): 1M users ≈ 2.9 years. */
+const EPOCH = '2023-01-01T00:00:00Z';
+const FIRST_NAMES = [
+  'Ada', 'Alan', 'Grace', 'Linus', 'Barbara', 'Dennis', 'Margaret', 'Ken', 'Radia', 'Edsger',
+  'Frances', 'Donald', 'Hedy', 'John', 'Katherine', 'Niklaus', 'Sophie', 'Tim', 'Shafi', 'Guido',
+]; // prettier-ignore
+const LAST_NAMES = [
+  'Lovelace', 'Turing', 'Hopper', 'Torvalds', 'Liskov', 'Ritchie', 'Hamilton', 'Thompson',
+  'Perlman', 'Dijkstra', 'Allen', 'Knuth', 'Lamarr', 'Backus', 'Johnson', 'Wirth', 'Wilson',
+  'Berners-Lee', 'Goldwasser', 'van Rossum',
+]; // prettier-ignore
+const LOREM =
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut ' +
+  'labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco ' +
+  'laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in ' +
+  'voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat ' +
+  'non proident, sunt in culpa qui officia deserunt mollit anim id est laborum.';
+
+/** SQL CASE choosing a role from a uniform random value `r` according to ROLE_SHARES. */
+function roleCase(r) {
+  let cumulative = 0;
+  const branches = ROLE_SHARES.slice(0, -1).map(([role, share]) => {
+    cumulative += share;
+    return `WHEN ${r} < ${cumulative.toFixed(4)} THEN '${role}'`;
+  });
+  return `CASE ${branches.join(' ')} ELSE '${ROLE_SHARES.at(-1)[0]}' END`;
+}
+
+const sqlArray = (values) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
+
+/**
+ * Skips the per-row foreign-key trigger while inserting posts whose user ids are valid by
+ * construction (superuser only; otherwise the check simply runs).
+ */
+async function withoutTriggers(client, work) {
+  const skipped = await client.query('SET LOCAL session_replication_role = replica').then(
+    () => true,
+    () => false,
+  );
+  if (!skipped) await client.query('ROLLBACK; BEGIN; SET LOCAL synchronous_commit = on');
+  await work();
+}
+
+/**
+ * Runs `work` in a transaction that commits synchronously: VACUUM can mark pages all-visible
+ * (which index-only scans, such as the list's COUNT, depend on) only once the inserting
+ * transaction's commit is flushed, so an asynchronous commit (synchronous_commit=off) followed by
+ * an immediate VACUUM would leave the visibility map empty and the planner on sequential scans.
+ */
+async function inTransaction(client, work) {
+  await client.query('BEGIN');
+  await client.query('SET LOCAL synchronous_commit = on');
+  try {
+    await work();
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Appends users `from + 1` to `to` (1-based sequence numbers; on a freshly truncated table they
+ * become the ids). Every column derives from the sequence number and a seeded random(), so the
+ * same call gives the same data. One in ten users has no email.
+ */
+export async function seedUsers(client, { from = 0, to }) {
+  if (to <= from) return;
+  await client.query(`SELECT setseed(${((from % 1000) / 1000).toFixed(3)})`);
+  await inTransaction(client, () =>
+    client.query(
+      `INSERT INTO users (name, email, role, created_at, updated_at)
+       SELECT (${sqlArray(FIRST_NAMES)})[1 + g % ${FIRST_NAMES.length}] || ' ' ||
+                (${sqlArray(LAST_NAMES)})[1 + (g / ${FIRST_NAMES.length}) % ${LAST_NAMES.length}],
+              CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g || '@example.com' END,
+              ${roleCase('r')},
+              created_at,
+              created_at + (r2 * interval '30 days')
+       FROM (SELECT g, random() AS r, random() AS r2,
+                    timestamptz '${EPOCH}' + g * interval '90 seconds'
+                      + random() * interval '60 seconds' AS created_at
+             FROM generate_series($1::int, $2::int) AS g) AS s
+       ORDER BY g`,
+      [from + 1, to],
+    ),
+  );
+}
+
+/** Adds `count` posts spread at random over users 1..`users` (about count/users each; some none). */
+export async function seedPosts(client, { count, users }) {
+  if (count <= 0) return;
+  await client.query('SELECT setseed(0.5)');
+  await inTransaction(client, () =>
+    withoutTriggers(client, () =>
+      client.query(
+        `INSERT INTO posts (user_id, title, body, created_at, updated_at)
+         SELECT 1 + floor(random() * $2)::int,
+                'Post ' || g || ': notes on ' || (${sqlArray(LAST_NAMES)})[1 + g % ${LAST_NAMES.length}],
+                left($3, 40 + (g * 37) % 400),
+                created_at,
+                created_at
+         FROM (SELECT g, timestamptz '${EPOCH}' + random() * interval '3 years' AS created_at
+               FROM generate_series(1, $1::int) AS g) AS s`,
+        [count, users, LOREM],
+      ),
+    ),
+  );
+}
+
+/** Empties both tables and restarts their ids at 1. */
+export async function truncate(client) {
+  await client.query('TRUNCATE posts, users RESTART IDENTITY CASCADE');
+}
+
+/** Refreshes planner statistics and the visibility map (index-only scans for the counts). */
+export async function vacuumAnalyze(client, tables = ['users', 'posts']) {
+  for (const table of tables) await client.query(`VACUUM (ANALYZE) ${table}`);
+}
+
+/**
+ * Share of each table's pages marked all-visible, as the planner sees it (pg_class): below ~0.9
+ * the COUNTs behind X-Total-Count stop using index-only scans and the figures mean little.
+ */
+export async function visibleShare(client, tables = ['users', 'posts']) {
+  const { rows } = await client.query(
+    `SELECT relname, CASE WHEN relpages = 0 THEN 1 ELSE relallvisible::float / relpages END AS share
+     FROM pg_class WHERE relname = ANY($1)`,
+    [tables],
+  );
+  return Object.fromEntries(rows.map((r) => [r.relname, r.share]));
+}
+
+/**
+ * The whole seed: empty tables, `users` users, `posts` posts, then VACUUM ANALYZE.
+ * @returns seconds taken per step
+ */
+export async function seed(client, { users, posts }) {
+  const timings = {};
+  const step = async (name, work) => {
+    const start = performance.now();
+    await work();
+    timings[name] = (performance.now() - start) / 1000;
+  };
+  await step('truncate', () => truncate(client));
+  await step('users', () => seedUsers(client, { to: users }));
+  await step('posts', () => seedPosts(client, { count: posts, users }));
+  await step('vacuumAnalyze', () => vacuumAnalyze(client));
+  return timings;
+}
+
+/** Refuses a database whose name does not say it is for benchmarks: the seed truncates tables. */
+export function assertBenchDatabase(url) {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  if (!/bench/i.test(name)) {
+    throw new Error(
+      `refusing to seed database "${name}": the benchmark truncates users and posts, so its name must contain "bench"`,
+    );
+  }
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const url = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!url) {
+    console.error('set BENCH_DATABASE_URL (or DATABASE_URL) to a database named *bench*');
+    process.exit(2);
+  }
+  assertBenchDatabase(url);
+  const users = Number(process.argv[2] ?? 100_000);
+  const posts = Number(process.argv[3] ?? users * 5);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const timings = await seed(client, { users, posts });
+    console.log(`seeded ${users} users and ${posts} posts`, timings);
+  } finally {
+    await client.end();
+  }
+}
