@@ -10,7 +10,12 @@ import { Logger } from 'nestjs-pino';
 import path from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from './config/app-config.js';
-import { isJsonBody, requestId, requireJsonBody } from './common/http-middleware.js';
+import {
+  isJsonBody,
+  limitBodyDepth,
+  requestId,
+  requireJsonBody,
+} from './common/http-middleware.js';
 import { httpObservability } from './observability/http-observability.js';
 import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
@@ -63,6 +68,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     strict: false,
     type: (request) => isJsonBody(request as Request),
   });
+  express.use(limitBodyDepth);
   setupOpenApi(app);
   const server = express.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

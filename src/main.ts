@@ -72,6 +72,10 @@ async function bootstrap(): Promise<void> {
       app.getHttpServer().closeAllConnections();
       grpcServer?.forceShutdown();
     }, config.shutdownTimeoutMs);
+    // server.close() drops only the keep-alive connections idle at that moment; one that finishes
+    // its request later would stay open for the keep-alive timeout. Close those as they go idle.
+    const server = app.getHttpServer();
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
     try {
       // Stops accepting, waits for in-flight HTTP requests and gRPC calls, closes the pool.
       await app.close();
@@ -84,6 +88,7 @@ async function bootstrap(): Promise<void> {
       process.exit(1);
     } finally {
       clearTimeout(deadline);
+      clearInterval(closeIdle);
     }
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

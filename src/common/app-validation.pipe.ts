@@ -34,6 +34,14 @@ export class AppValidationPipe extends ValidationPipe {
     ) {
       throw new BadRequestException('request body must be a JSON object');
     }
+    if (this.toValidate(metadata) && typeof value === 'object' && value !== null) {
+      // class-transformer silently drops keys such as __proto__ or constructor, so the whitelist
+      // never sees them; they are unknown fields like any other.
+      const inherited = Object.keys(value).filter((key) => key in Object.prototype);
+      if (inherited.length > 0) {
+        throw new BadRequestException(inherited.map((key) => `property ${key} should not exist`));
+      }
+    }
     return super.transform(value, metadata);
   }
 }

@@ -53,6 +53,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '57014') {
     return true;
   }
+  // TypeORM's error when the connection under a transaction died between two statements.
+  if ((error as { name?: string }).name === 'QueryRunnerAlreadyReleasedError') return true;
   const message = driver.message ?? '';
   return (
     message.includes('timeout exceeded when trying to connect') ||

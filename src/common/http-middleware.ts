@@ -1,4 +1,4 @@
-import { UnsupportedMediaTypeException } from '@nestjs/common';
+import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 
@@ -17,6 +17,32 @@ export function requestId(request: Request, response: Response, next: NextFuncti
   const incoming = request.headers['x-request-id'];
   request.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   response.setHeader('x-request-id', request.id);
+  next();
+}
+
+export const MAX_BODY_DEPTH = 64;
+
+/** True when a parsed JSON value nests deeper than `max` arrays/objects (iterative: no stack). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * 400 for a body nested more than MAX_BODY_DEPTH levels: validation and serialisation recurse,
+ * and a few thousand levels would overflow the stack (a 500).
+ */
+export function limitBodyDepth(request: Request, _response: Response, next: NextFunction): void {
+  if (nestedDeeperThan(request.body, MAX_BODY_DEPTH)) {
+    next(new BadRequestException(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`));
+    return;
+  }
   next();
 }
 

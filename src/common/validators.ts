@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsString, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
+import { isEmail, IsString, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 
 /** Length in Unicode code points, as the contract counts it (and as PostgreSQL's varchar does). */
 export function codePointLength(value: string): number {
@@ -27,6 +27,24 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
         validate: (value: unknown) => typeof value === 'string' && isStorableText(value),
         defaultMessage: (args) =>
           `${args?.property} must not contain NUL characters or unpaired surrogates`,
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * A valid email address (class-validator's isEmail defaults). Storable text is checked first:
+ * validator.js throws on an unpaired surrogate instead of answering false.
+ */
+export function IsEmailAddress(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isEmailAddress',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && isStorableText(value) && isEmail(value),
+        defaultMessage: (args) => `${args?.property} must be a valid email address`,
       },
     },
     options,

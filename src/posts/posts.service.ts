@@ -22,7 +22,8 @@ const COLUMNS: Record<PostSortField, string> = {
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 };
-const SELECT_POST = `SELECT id, user_id AS "userId", title, body, created_at AS "createdAt", updated_at AS "updatedAt" FROM posts`;
+const POST_FIELDS = `id, user_id AS "userId", title, body, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const SELECT_POST = `SELECT ${POST_FIELDS} FROM posts`;
 
 @Injectable()
 export class PostsService {
@@ -63,9 +64,13 @@ export class PostsService {
   }
 
   async create(userId: number, dto: CreatePostDto): Promise<Post> {
-    const post = this.posts.create({ userId, title: dto.title, body: dto.body ?? '' });
     try {
-      return await this.posts.save(post);
+      // One INSERT … RETURNING; the foreign key is the existence check.
+      const [post]: Post[] = await this.posts.query(
+        `INSERT INTO posts (user_id, title, body) VALUES ($1, $2, $3) RETURNING ${POST_FIELDS}`,
+        [userId, dto.title, dto.body ?? ''],
+      );
+      return post;
     } catch (error) {
       // The foreign key is the existence check: no separate lookup can race with a DELETE.
       if (isForeignKeyViolation(error, USER_FOREIGN_KEY)) {

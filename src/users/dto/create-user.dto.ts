@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, Matches } from 'class-validator';
-import { IsOmittable, IsStorableText, IsText, CodePointLength } from '../../common/validators.js';
+import { IsOptional, Matches } from 'class-validator';
+import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../common/validators.js';
 
 export const ROLE_PATTERN = /^[a-z0-9_-]{1,32}$/;
 export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and -';
@@ -24,9 +24,8 @@ export class CreateUserDto {
     description: 'unique ignoring case; null or absent: none',
   })
   @IsOptional()
-  @IsStorableText()
   @CodePointLength(1, 254)
-  @IsEmail({}, { message: 'email must be a valid email address' })
+  @IsEmailAddress()
   email?: string | null;
 
   @ApiPropertyOptional({ pattern: ROLE_PATTERN.source, default: 'member', example: 'admin' })

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, Matches } from 'class-validator';
-import { CodePointLength, IsOmittable, IsStorableText, IsText } from '../../common/validators.js';
+import { IsOptional, Matches } from 'class-validator';
+import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../common/validators.js';
 import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
 
 /** The body of PATCH /users/:id: only the sent fields change; `"email": null` clears the email. */
@@ -18,9 +18,8 @@ export class UpdateUserDto {
     description: 'null clears the email',
   })
   @IsOptional()
-  @IsStorableText()
   @CodePointLength(1, 254)
-  @IsEmail({}, { message: 'email must be a valid email address' })
+  @IsEmailAddress()
   email?: string | null;
 
   @ApiPropertyOptional({ pattern: ROLE_PATTERN.source })
