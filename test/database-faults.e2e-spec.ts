@@ -1,27 +1,15 @@
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import { TcpProxy } from './tcp-proxy.js';
-import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+import type { TcpProxy } from './tcp-proxy.js';
+import { createTestAppBehindProxy, type TestApp } from './test-app.js';
 
 describe('database unreachable (e2e)', () => {
   let proxy: TcpProxy;
   let t: TestApp;
 
   beforeAll(async () => {
-    const target = new URL(testDatabaseUrl());
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    t = await createTestApp({
-      env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
-    });
+    ({ proxy, ...t } = await createTestAppBehindProxy());
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await resetDatabase(t.dataSource);
-    await t.close();
-    await proxy.cut();
-  });
+  afterAll(() => t.close());
 
   it('answers 503 while the database is down and recovers without a restart', async () => {
     const created = await t.http().post('/users').send({ name: 'Ada' }).expect(201);

@@ -10,6 +10,7 @@ import { configureApp, grpcOptions } from '../src/app.setup.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../src/observability/logging.js';
+import { TcpProxy } from './tcp-proxy.js';
 import { HealthService } from '../src/utility/health.service.js';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
@@ -98,6 +99,34 @@ export async function createTestApp(
     url,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     close: () => app.close(),
+  };
+}
+
+/**
+ * A test app whose database connections go through a TcpProxy the test can cut and restore.
+ * `close()` restores the proxy, empties the tables, closes the app and stops the proxy.
+ */
+export async function createTestAppBehindProxy(
+  options: { grpc?: boolean } = {},
+): Promise<TestApp & { proxy: TcpProxy }> {
+  const target = new URL(testDatabaseUrl());
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  await proxy.start();
+  const viaProxy = new URL(target);
+  viaProxy.host = `127.0.0.1:${proxy.port}`;
+  const app = await createTestApp({
+    grpc: options.grpc,
+    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
+  });
+  return {
+    ...app,
+    proxy,
+    close: async () => {
+      await proxy.restore();
+      await resetDatabase(app.dataSource);
+      await app.close();
+      await proxy.cut();
+    },
   };
 }
 

@@ -5,8 +5,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { USERS_PROTO_PATH } from '../src/app.setup.js';
 import { HealthService } from '../src/utility/health.service.js';
-import { TcpProxy } from './tcp-proxy.js';
-import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+import type { TcpProxy } from './tcp-proxy.js';
+import {
+  createTestApp,
+  createTestAppBehindProxy,
+  resetDatabase,
+  type TestApp,
+} from './test-app.js';
 
 const reflectionProtoDir = path.join(
   path.dirname(createRequire(import.meta.url).resolve('@grpc/reflection')),
@@ -195,23 +200,12 @@ describe('gRPC when the database is unreachable or shutdown begins (e2e)', () =>
   let clients: Clients;
 
   beforeAll(async () => {
-    const target = new URL(testDatabaseUrl());
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(target);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    t = await createTestApp({
-      grpc: true,
-      env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
-    });
+    ({ proxy, ...t } = await createTestAppBehindProxy({ grpc: true }));
     clients = connect(t.grpcAddress);
   });
   afterAll(async () => {
     clients.close();
-    await proxy.restore();
-    await resetDatabase(t.dataSource);
     await t.close();
-    await proxy.cut();
   });
 
   it('answers UNAVAILABLE and turns NOT_SERVING while the database is down, then recovers', async () => {
