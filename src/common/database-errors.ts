@@ -13,11 +13,6 @@ function driverError(error: unknown): DriverError | undefined {
   return undefined;
 }
 
-/** SQLSTATE of a failed query (`23505` unique violation, …), if the error came from PostgreSQL. */
-export function sqlState(error: unknown): string | undefined {
-  return driverError(error)?.code;
-}
-
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
   const driver = driverError(error);
   return driver?.code === '23505' && driver.constraint === constraint;

@@ -12,10 +12,14 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The caller's request id when it is 1 to 128 of `[A-Za-z0-9._:-]`, else a new UUID. */
+export function requestIdFrom(incoming: unknown): string {
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 /** Gives every request an id and echoes it in `x-request-id` (set first, so errors carry it). */
 export function requestId(request: Request, response: Response, next: NextFunction): void {
-  const incoming = request.headers['x-request-id'];
-  request.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  request.id = requestIdFrom(request.headers['x-request-id']);
   response.setHeader('x-request-id', request.id);
   next();
 }

@@ -7,14 +7,12 @@ import {
 } from '@nestjs/common';
 import { type Metadata, status } from '@grpc/grpc-js';
 import { getRpcInfo } from 'nestjs-pino';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
 import { toGrpcError } from '../common/grpc-exceptions.filter.js';
+import { requestIdFrom } from '../common/http-middleware.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** One log line and one metric sample per gRPC call: method, status code, duration, request id. */
 @Injectable()
@@ -31,9 +29,7 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
     const service = `users.${pattern?.service ?? 'unknown'}`;
     const method = pattern?.rpc ?? context.getHandler().name;
     const metadata = context.switchToRpc().getContext<Metadata>();
-    const incoming = metadata?.get?.('x-request-id')[0];
-    const requestId =
-      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdFrom(metadata?.get?.('x-request-id')[0]);
 
     const record = (code: status, error?: unknown) => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;

@@ -72,7 +72,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   async readiness(): Promise<Readiness> {
     const up = !this.shuttingDown && (await this.databaseUp());
     return {
-      ok: up && !this.shuttingDown,
+      ok: up,
       database: up ? 'up' : 'down',
       shuttingDown: this.shuttingDown,
     };
