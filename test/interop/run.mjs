@@ -2,22 +2,12 @@
 // stubs are generated from proto/users.proto alone. Needs DATABASE_URL and python3 with grpcio and
 // grpc_tools (.ci/run installs Debian's python3-grpcio and python3-grpc-tools).
 import { execFileSync, spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+import { freePorts } from '../../scripts/lib/embedded-pg.mjs';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('DATABASE_URL is required');
-
-async function freePorts(count) {
-  const servers = Array.from({ length: count }, () => net.createServer());
-  await Promise.all(
-    servers.map((s) => new Promise((resolve) => s.listen(0, '127.0.0.1', resolve))),
-  );
-  const ports = servers.map((s) => s.address().port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
 
 const [port, grpcPort] = await freePorts(2);
 const service = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], {
