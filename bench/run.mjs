@@ -21,7 +21,9 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePorts, startThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
-import { random, runGrpcLoad, Samples } from './grpc-load.mjs';
+import { cleanupOnExit } from '../scripts/lib/cleanup.mjs';
+import { random, Samples } from '../scripts/lib/measure.mjs';
+import { runGrpcLoad } from './grpc-load.mjs';
 import {
   assertBenchDatabase,
   BENCH_POST_ROLE,
@@ -105,26 +107,15 @@ for (const key of options.only ?? []) {
 // Clean-up: whatever was started is stopped on success, on error and on SIGINT/SIGTERM/SIGHUP,
 // in reverse order (load, then the servers, then PostgreSQL).
 
-const cleanups = [];
-let cleaning;
-function cleanup() {
-  cleaning ??= (async () => {
-    for (const task of cleanups.reverse()) {
-      await Promise.race([task(), sleep(15_000)]).catch((error) => log('clean-up:', error));
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-  ['SIGHUP', 129],
-]) {
-  process.on(signal, () => {
-    log(`\n${signal}: stopping everything the benchmark started`);
-    cleanup().finally(() => process.exit(code));
-  });
-}
+const { cleanups, cleanup } = cleanupOnExit({
+  what: 'the benchmark',
+  log,
+  signals: [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ],
+});
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

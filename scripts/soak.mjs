@@ -21,7 +21,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import pg from 'pg';
 import { buildIfNeeded, entry, root } from './build-if-needed.mjs';
+import { cleanupOnExit } from './lib/cleanup.mjs';
 import { freePorts, startThrowawayPostgres } from './lib/embedded-pg.mjs';
+import { percentile, random } from './lib/measure.mjs';
 
 const log = (...args) => console.log(...args);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,25 +70,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 // ---------------------------------------------------------------------------------------------
 // Clean-up of whatever was started, on success, on error and on Ctrl-C.
 
-const cleanups = [];
-let cleaning;
-function cleanup() {
-  cleaning ??= (async () => {
-    for (const task of cleanups.reverse()) {
-      await Promise.race([task(), sleep(15_000)]).catch((error) => log('clean-up:', error));
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-]) {
-  process.on(signal, () => {
-    log(`\n${signal}: stopping everything the soak started`);
-    cleanup().finally(() => process.exit(code));
-  });
-}
+const { cleanups, cleanup } = cleanupOnExit({ what: 'the soak', log });
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL and the service
@@ -252,22 +236,6 @@ async function memory(service) {
 
 // ---------------------------------------------------------------------------------------------
 // The load: an open loop at a fixed rate (requests start on schedule, whatever the latency)
-
-/** Nearest-rank percentile of a sorted array. */
-const percentile = (sorted, p) =>
-  sorted.length ? sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-
-/** A seeded PRNG (mulberry32): every run sends the same mix. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Interval {
   constructor(startS) {
