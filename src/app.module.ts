@@ -1,10 +1,10 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ServeStaticModule } from '@nestjs/serve-static';
 import path from 'node:path';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/app-validation.pipe.js';
-import { AppConfig } from './config/app-config.js';
+import { AppConfigModule } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { ObservabilityModule } from './observability/observability.module.js';
 import { PostsModule } from './posts/posts.module.js';
@@ -12,51 +12,33 @@ import { projectRoot } from './project-root.js';
 import { UsersModule } from './users/users.module.js';
 import { UtilityModule } from './utility/utility.module.js';
 
-@Global()
-@Module({})
-class ConfigModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: AppConfig, useValue: config }],
-      exports: [AppConfig],
-    };
-  }
-}
-
-@Module({})
-export class AppModule {
-  /** @param config built by main.ts (or a test) from the validated environment */
-  static forRoot(config: AppConfig): DynamicModule {
-    return {
-      module: AppModule,
-      imports: [
-        ConfigModule.forRoot(config),
-        DatabaseModule,
-        ObservabilityModule,
-        ServeStaticModule.forRoot({
-          rootPath: path.join(projectRoot(), 'public'),
-          // No SPA fallback: the module would otherwise answer every unmatched GET with
-          // index.html. A regex that matches no path disables it, so unknown paths reach the
-          // exception filter's JSON 404.
-          renderPath: /(?!)/,
-          serveStaticOptions: {
-            index: false,
-            redirect: false,
-            dotfiles: 'ignore',
-            fallthrough: true,
-            etag: true,
-            maxAge: '1h',
-          },
-        }),
-        UsersModule,
-        PostsModule,
-        UtilityModule,
-      ],
-      providers: [
-        { provide: APP_PIPE, useClass: AppValidationPipe },
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
-      ],
-    };
-  }
-}
+@Module({
+  imports: [
+    AppConfigModule,
+    DatabaseModule,
+    ObservabilityModule,
+    ServeStaticModule.forRoot({
+      rootPath: path.join(projectRoot(), 'public'),
+      // No SPA fallback: the module would otherwise answer every unmatched GET with
+      // index.html. A regex that matches no path disables it, so unknown paths reach the
+      // exception filter's JSON 404.
+      renderPath: /(?!)/,
+      serveStaticOptions: {
+        index: false,
+        redirect: false,
+        dotfiles: 'ignore',
+        fallthrough: true,
+        etag: true,
+        maxAge: '1h',
+      },
+    }),
+    UsersModule,
+    PostsModule,
+    UtilityModule,
+  ],
+  providers: [
+    { provide: APP_PIPE, useClass: AppValidationPipe },
+    { provide: APP_FILTER, useClass: AllExceptionsFilter },
+  ],
+})
+export class AppModule {}

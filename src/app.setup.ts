@@ -21,6 +21,7 @@ import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
 import { setupOpenApi } from './openapi.js';
 import { projectRoot } from './project-root.js';
+import { GracefulShutdown } from './utility/graceful-shutdown.js';
 import { HealthService } from './utility/health.service.js';
 
 export const USERS_PROTO_PATH = path.join(projectRoot(), 'proto', 'users.proto');
@@ -46,7 +47,8 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
  * `{ bodyParser: false }`: the JSON parser is registered here, after the request id, the
  * request log and the content-type check.
  */
-export function configureApp(app: INestApplication, config: AppConfig): void {
+export function configureApp(app: INestApplication): void {
+  const config = app.get(AppConfig);
   const express = app as NestExpressApplication;
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
@@ -76,21 +78,20 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
 }
 
 /**
- * The gRPC transport of the hybrid app. Health and reflection are registered on the same server.
- * Each channel option is a deliberate choice for running behind a service mesh sidecar.
- * `onServer` receives the grpc-js server (main.ts force-closes it when shutdown times out).
+ * The gRPC transport of the hybrid app, on the same HOST as HTTP. Health and reflection are
+ * registered on the same server, which GracefulShutdown force-closes when calls outlive the
+ * shutdown timeout. Each channel option is a deliberate choice for running behind a mesh sidecar.
  */
-export function grpcOptions(
-  config: AppConfig,
-  health: HealthService,
-  { host = '0.0.0.0', onServer }: { host?: string; onServer?: (server: GrpcServer) => void } = {},
-): GrpcOptions {
+export function grpcOptions(app: INestApplication): GrpcOptions {
+  const config = app.get(AppConfig);
+  const health = app.get(HealthService);
+  const shutdown = app.get(GracefulShutdown);
   return {
     transport: Transport.GRPC,
     options: {
       package: 'users',
       protoPath: USERS_PROTO_PATH,
-      url: `${host}:${config.grpcPort}`,
+      url: `${config.host}:${config.grpcPort}`,
       loader: PROTO_LOADER_OPTIONS,
       // GetUserRequest is a few bytes; nothing legitimate comes near 64 KiB.
       maxReceiveMessageLength: 64 * 1024,
@@ -109,12 +110,12 @@ export function grpcOptions(
         'grpc.max_connection_age_ms': 5 * 60_000,
         'grpc.max_connection_age_grace_ms': 30_000,
       },
-      onLoadPackageDefinition: (definition, server: GrpcServer) => {
+      onLoadPackageDefinition: (definition: protoLoader.PackageDefinition, server: GrpcServer) => {
         health.grpcHealth.addToServer(server);
         // Reflection describes both our service and grpc.health.v1, so grpcurl needs no proto files.
         const healthDefinition = protoLoader.loadSync(healthProtoPath, PROTO_LOADER_OPTIONS);
         new ReflectionService({ ...definition, ...healthDefinition }).addToServer(server);
-        onServer?.(server);
+        shutdown.attachGrpcServer(server);
       },
     },
   };

@@ -212,6 +212,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     );
     const list = doc.paths['/users'].get;
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      'cursor',
       'limit',
       'page',
       'role',

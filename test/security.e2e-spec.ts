@@ -137,9 +137,7 @@ describe('API key comparison (code level)', () => {
       ({ validateEnv } = await import('../src/config/env.validation.js'));
     });
     const keys = ['first-key', 'a-much-longer-second-key-0123456789', 'k3'];
-    const guard = new ApiKeyGuard(
-      AppConfig.fromEnv(validateEnv({ API_KEYS: keys.join(',') }), 'postgres://x/y'),
-    );
+    const guard = new ApiKeyGuard(AppConfig.fromEnv(validateEnv({ API_KEYS: keys.join(',') })));
     const context = (headers: Record<string, unknown>) =>
       ({
         switchToHttp: () => ({ getRequest: () => ({ headers }) }),

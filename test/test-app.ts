@@ -11,7 +11,6 @@ import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../src/observability/logging.js';
 import { TcpProxy } from './tcp-proxy.js';
-import { HealthService } from '../src/utility/health.service.js';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
 
@@ -59,6 +58,7 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const grpcPort = options.grpc ? await freePort() : 0;
   const env = validateEnv({
+    HOST: '127.0.0.1',
     DATABASE_URL: testDatabaseUrl(),
     MIGRATE_ON_BOOT: 'true',
     DB_RETRY_ATTEMPTS: '0',
@@ -70,9 +70,9 @@ export async function createTestApp(
     ...options.env,
   });
   const config = AppConfig.fromEnv(env);
-  const builder = Test.createTestingModule({
-    imports: [AppModule.forRoot(config)],
-  })
+  const builder = Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(AppConfig)
+    .useValue(config)
     // ServeStaticModule picks its loader from the HTTP adapter while providers are built; a
     // testing module gets its adapter only later, in createNestApplication, so it would pick the
     // no-op loader and serve no files. NestFactory (main.ts) does not have this problem.
@@ -84,9 +84,9 @@ export async function createTestApp(
     bodyParser: false,
     logger: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : ['fatal'],
   });
-  configureApp(app, config);
+  configureApp(app);
   if (options.grpc) {
-    app.connectMicroservice(grpcOptions(config, app.get(HealthService), { host: '127.0.0.1' }));
+    app.connectMicroservice(grpcOptions(app));
     await app.startAllMicroservices();
   }
   await app.listen(0, '127.0.0.1');

@@ -133,7 +133,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const { status, body } = toHttpError(exception, request);
 
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+    if (status === 503) {
       this.logger.warn(
         `${request.method} ${request.path}: database unavailable: ${String(exception)}`,
       );

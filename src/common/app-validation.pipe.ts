@@ -6,9 +6,26 @@ import {
 } from '@nestjs/common';
 
 /**
- * The global ValidationPipe for request bodies. Path ids and list queries have their own pipes
- * (ParseIdPipe, ParseListQueryPipe), which must see the raw strings, so other arguments pass
- * through untouched. A body validated against a DTO class must be a JSON object:
+ * Query strings (list queries): unknown parameters are ignored rather than refused, and the answer
+ * names the first broken rule only, as one sentence (`limit must be an integer between 1 and 100`).
+ */
+const queryValidation = new ValidationPipe({
+  whitelist: true,
+  forbidNonWhitelisted: false,
+  transform: true,
+  skipMissingProperties: true,
+  stopAtFirstError: true,
+  validationError: { target: false, value: false },
+  exceptionFactory: (errors) =>
+    new BadRequestException(
+      Object.values(errors[0]?.constraints ?? {})[0] ?? 'the query string is invalid',
+    ),
+});
+
+/**
+ * The global ValidationPipe: request bodies and list queries are validated against their DTO
+ * classes. Path ids have their own pipe (ParseIdPipe), which must see the raw string, so other
+ * arguments pass through untouched. A body validated against a DTO class must be a JSON object:
  * class-transformer would otherwise turn an array body into an array of DTOs that class-validator
  * passes unchecked.
  */
@@ -26,6 +43,7 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'query') return queryValidation.transform(value, metadata);
     if (metadata.type !== 'body') return value;
     if (
       this.toValidate(metadata) &&

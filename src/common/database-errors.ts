@@ -9,7 +9,7 @@ interface DriverError {
 function driverError(error: unknown): DriverError | undefined {
   if (error instanceof QueryFailedError) return error.driverError as DriverError;
   // Duck-typed: socket errors come from Node's own realm, where `instanceof Error` can fail (Jest).
-  if (typeof error === 'object' && error !== null) return error as DriverError;
+  if (typeof error === 'object' && error !== null) return error;
   return undefined;
 }
 

@@ -1,6 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiParam, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse } from '@nestjs/swagger';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './list-query.js';
+import { ApiParam, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { MAX_ID } from './parse-id.pipe.js';
 
 /** The body of every error response. */
@@ -48,35 +47,13 @@ export function ApiIdParam(name = 'id', description = 'user id'): MethodDecorato
   });
 }
 
-/** The query parameters of a collection list. */
-export function ApiListQuery(
-  sortFields: readonly string[],
-  filters: MethodDecorator[] = [],
-): MethodDecorator {
-  return applyDecorators(
-    ApiQuery({
-      name: 'sort',
-      required: false,
-      description: `comma-separated fields from ${sortFields.join(', ')}; a leading - sorts descending; ties break by id`,
-      example: '-createdAt,name',
-    }),
-    ApiQuery({
-      name: 'page',
-      required: false,
-      schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
-    }),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
-    }),
-    ...filters,
-  );
-}
-
 export const PAGE_HEADERS = {
   'X-Total-Count': { description: 'rows matching the filter', schema: { type: 'integer' } },
-  Link: { description: 'RFC 8288 links: first, prev, next, last', schema: { type: 'string' } },
+  Link: {
+    description:
+      'RFC 8288 links. Page mode: first, prev, next, last. Cursor mode: first, and next while rows follow',
+    schema: { type: 'string' },
+  },
 };
 
 export const LOCATION_HEADER = {

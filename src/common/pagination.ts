@@ -1,16 +1,173 @@
 import type { Request, Response } from 'express';
-import { paginationLinks } from './list-query.js';
+import type { ObjectLiteral } from 'typeorm';
+import type { EntitySql } from '../database/entity-sql.js';
+import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
+import type { ListQueryDto, SortKey } from './list-query.dto.js';
+import { keysetCondition, type KeysetColumn } from './keyset.js';
+
+/** One page of a list and what its headers need. */
+export interface ListPage<T> {
+  items: T[];
+  /** Rows matching the filter (X-Total-Count). */
+  total: number;
+  /** Cursor mode: the token of the next page, when rows follow. */
+  nextCursor?: string;
+}
+
+/** The parts of a list statement that depend on the request. */
+export interface ListWindow {
+  /** Cursor mode after the first page: the keyset condition, to AND with the filters. */
+  after?: string;
+  orderBy: string;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Turns a list query into SQL for one entity, in both modes:
+ * - page mode: ORDER BY the sort keys then id, LIMIT/OFFSET;
+ * - cursor mode: the same ORDER BY, a keyset condition from the cursor (so a page costs
+ *   O(limit) at any depth and a walk neither skips nor repeats rows that exist throughout it),
+ *   and one look-ahead row that tells whether a next page exists.
+ * Columns come from the entity's metadata through an allow-list of API field → property, so a
+ * client's text never reaches the SQL.
+ */
+export class ListPlan<E extends ObjectLiteral, F extends string> {
+  constructor(
+    private readonly sql: EntitySql<E>,
+    private readonly fields: Record<F, keyof E & string>,
+  ) {}
+
+  /**
+   * @param scope what the rows are: the list and its filters (`users?role=admin`); a cursor is
+   *   valid only for the scope and sort it was issued for
+   * @param param adds a value to the statement's parameters and returns its placeholder
+   */
+  window(query: ListQueryDto<F>, scope: string, param: (value: unknown) => string): ListWindow {
+    const keys = this.keys(query.sort);
+    const orderBy = keys.map(({ column, direction }) => `${column} ${direction}`).join(', ');
+    if (query.cursor === undefined) {
+      const page = query.page ?? 1;
+      return { orderBy, limit: query.limit, offset: (page - 1) * query.limit };
+    }
+    const window = { orderBy, limit: query.limit + 1, offset: 0 };
+    if (query.cursor === '') return window;
+    const values = decodeCursor(query.cursor, this.binding(scope, query.sort), keys.length);
+    return { ...window, after: keysetCondition(keys, values, param) };
+  }
+
+  /**
+   * The page from the rows `window` selected. `count` reads the total; in page mode it is skipped
+   * when the page itself tells the total (a page that is not full is the last).
+   */
+  async page(
+    rows: E[],
+    query: ListQueryDto<F>,
+    scope: string,
+    count: () => Promise<number>,
+  ): Promise<ListPage<E>> {
+    if (query.cursor === undefined) {
+      const page = query.page ?? 1;
+      const known =
+        rows.length < query.limit && (rows.length > 0 || page === 1)
+          ? (page - 1) * query.limit + rows.length
+          : undefined;
+      return { items: rows, total: known ?? (await count()) };
+    }
+    const more = rows.length > query.limit;
+    const items = more ? rows.slice(0, query.limit) : rows;
+    const last = items[items.length - 1];
+    return {
+      items,
+      total: await count(),
+      nextCursor: more ? this.cursorAfter(last, query.sort, scope) : undefined,
+    };
+  }
+
+  private cursorAfter(row: E, sort: SortKey<F>[], scope: string): string {
+    const values = this.properties(sort).map((property): CursorValue => {
+      const value: unknown = row[property];
+      if (value instanceof Date) return value.toISOString();
+      return value as CursorValue;
+    });
+    return encodeCursor(this.binding(scope, sort), values);
+  }
+
+  private binding(scope: string, sort: SortKey<F>[]): string {
+    return `${scope} sort=${sort.map((key) => `${key.direction} ${key.field}`).join(',')}`;
+  }
+
+  /** The sort's properties, then `id` (ties are broken by id ascending) unless sorted by it. */
+  private properties(sort: SortKey<F>[]): (keyof E & string)[] {
+    return this.directed(sort).map(([property]) => property);
+  }
+
+  private directed(sort: SortKey<F>[]): [keyof E & string, SortKey['direction']][] {
+    const keys = sort.map(({ field, direction }): [keyof E & string, SortKey['direction']] => [
+      this.fields[field],
+      direction,
+    ]);
+    if (!keys.some(([property]) => property === 'id')) keys.push(['id', 'ASC']);
+    return keys;
+  }
+
+  private keys(sort: SortKey<F>[]): KeysetColumn[] {
+    return this.directed(sort).map(([property, direction]) => ({
+      column: this.sql.column(property),
+      direction,
+      nullable: this.sql.isNullable(property),
+    }));
+  }
+}
+
+/**
+ * The RFC 8288 `Link` header of one page in page mode: relative URLs that keep the request's other
+ * query parameters. `first` and `last` always; `prev` except on page 1; `next` before the last.
+ */
+export function pageLinks(
+  path: string,
+  search: string,
+  page: number,
+  limit: number,
+  total: number,
+): string {
+  const last = Math.max(1, Math.ceil(total / limit));
+  const link = (target: number, rel: string) => linkTo(path, search, 'page', String(target), rel);
+  const links = [link(1, 'first')];
+  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
+  if (page < last) links.push(link(page + 1, 'next'));
+  links.push(link(last, 'last'));
+  return links.join(', ');
+}
+
+/** The `Link` header in cursor mode: `first` (the empty cursor) always, `next` when rows follow. */
+export function cursorLinks(path: string, search: string, next: string | undefined): string {
+  const links = [linkTo(path, search, 'cursor', '', 'first')];
+  if (next !== undefined) links.push(linkTo(path, search, 'cursor', next, 'next'));
+  return links.join(', ');
+}
+
+function linkTo(path: string, search: string, name: string, value: string, rel: string): string {
+  const params = new URLSearchParams(search);
+  params.set(name, value);
+  return `<${path}?${params.toString()}>; rel="${rel}"`;
+}
 
 /** Sets `X-Total-Count` and `Link` on a list response. */
 export function setPaginationHeaders(
   request: Request,
   response: Response,
-  { page, limit }: { page: number; limit: number },
-  total: number,
+  query: ListQueryDto,
+  { total, nextCursor }: ListPage<unknown>,
 ): void {
   const url = request.originalUrl;
   const queryStart = url.indexOf('?');
   const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
   response.setHeader('X-Total-Count', String(total));
-  response.setHeader('Link', paginationLinks(request.path, search, page, limit, total));
+  response.setHeader(
+    'Link',
+    query.cursor === undefined
+      ? pageLinks(request.path, search, query.page ?? 1, query.limit, total)
+      : cursorLinks(request.path, search, nextCursor),
+  );
 }

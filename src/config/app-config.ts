@@ -9,7 +9,8 @@ export function parseByteSize(value: string): number {
 }
 
 export interface DatabaseSettings {
-  url: string;
+  /** Unset: the service starts an embedded PostgreSQL (see DatabaseServer). */
+  url: string | undefined;
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
@@ -33,17 +34,14 @@ export class AppConfig {
   readonly shutdownDrainMs: number;
   readonly shutdownTimeoutMs: number;
   readonly database: DatabaseSettings;
+  /** Where an embedded PostgreSQL keeps its data and listens, when DATABASE_URL is unset. */
+  readonly embeddedDatabase: { dataDir: string; port: number };
 
   constructor(values: Omit<AppConfig, never>) {
     Object.assign(this, values);
   }
 
-  /**
-   * @param databaseUrl the embedded database's URL when DATABASE_URL is unset
-   */
-  static fromEnv(env: EnvironmentVariables, databaseUrl = env.DATABASE_URL): AppConfig {
-    if (!databaseUrl)
-      throw new Error('DATABASE_URL is not set and no embedded database was started');
+  static fromEnv(env: EnvironmentVariables): AppConfig {
     const embedded = env.DATABASE_URL === undefined;
     return new AppConfig({
       production: env.NODE_ENV === 'production',
@@ -58,8 +56,9 @@ export class AppConfig {
       bodyLimitBytes: parseByteSize(env.BODY_LIMIT),
       shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      embeddedDatabase: { dataDir: env.PG_DATA_DIR, port: env.PG_PORT },
       database: {
-        url: databaseUrl,
+        url: env.DATABASE_URL,
         poolSize: env.DB_POOL_SIZE,
         connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
         statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,

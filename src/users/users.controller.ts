@@ -13,34 +13,21 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ParseListQueryPipe } from '../common/list-query.js';
-import { setPaginationHeaders } from '../common/pagination.js';
 import {
   ApiErrors,
   ApiIdParam,
-  ApiListQuery,
   LOCATION_HEADER,
   PAGE_HEADERS,
 } from '../common/openapi.decorators.js';
+import { setPaginationHeaders } from '../common/pagination.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
+import { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
-import { ROLE_PATTERN } from './dto/create-user.dto.js';
-import {
-  USER_LIST_SPEC,
-  USER_SORT_FIELDS,
-  type UserListQuery,
-  UsersService,
-} from './users.service.js';
+import { UsersService } from './users.service.js';
 
 @ApiTags('users')
 @Controller('users')
@@ -48,24 +35,16 @@ export class UsersController {
   constructor(private readonly usersService: UsersService) {}
 
   @Get()
-  @ApiListQuery(USER_SORT_FIELDS, [
-    ApiQuery({
-      name: 'role',
-      required: false,
-      description: 'exact match',
-      schema: { pattern: ROLE_PATTERN.source },
-    }),
-  ])
   @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
   @ApiErrors(400, 503)
   async findAll(
-    @Query(new ParseListQueryPipe(USER_LIST_SPEC)) query: UserListQuery,
+    @Query() query: ListUsersQueryDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<UserResponseDto[]> {
-    const { items, total } = await this.usersService.findAll(query);
-    setPaginationHeaders(request, response, query, total);
-    return items.map(UserResponseDto.from);
+    const page = await this.usersService.findAll(query);
+    setPaginationHeaders(request, response, query, page);
+    return page.items.map(UserResponseDto.from);
   }
 
   @Get(':id')

@@ -1,81 +1,86 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError } from '../common/errors.js';
-import type { ListQuery, ListSpec, Page } from '../common/list-query.js';
-import { orderBy, totalFromPage } from '../common/sql.js';
-import { CreateUserDto, ROLE_MESSAGE, ROLE_PATTERN } from './dto/create-user.dto.js';
+import { ListPlan, type ListPage } from '../common/pagination.js';
+import { EntitySql } from '../database/entity-sql.js';
+import { CreateUserDto } from './dto/create-user.dto.js';
+import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { DEFAULT_ROLE, User } from './user.entity.js';
 
-export const USER_SORT_FIELDS = ['id', 'name', 'email', 'role', 'createdAt', 'updatedAt'] as const;
-export type UserSortField = (typeof USER_SORT_FIELDS)[number];
-
-export const USER_LIST_SPEC: ListSpec<UserSortField, 'role'> = {
-  sortFields: USER_SORT_FIELDS,
-  filters: { role: { pattern: ROLE_PATTERN, message: ROLE_MESSAGE } },
-};
-
-export type UserListQuery = ListQuery<UserSortField, 'role'>;
-
 const EMAIL_INDEX = 'users_email_lower_key';
-
-const COLUMNS: Record<UserSortField, string> = {
-  id: 'id',
-  name: 'name',
-  email: 'email',
-  role: 'role',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-};
-const USER_FIELDS = `id, name, email, role, created_at AS "createdAt", updated_at AS "updatedAt"`;
-const SELECT_USER = `SELECT ${USER_FIELDS} FROM users`;
 
 @Injectable()
 export class UsersService {
-  constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
+  // The hot reads (GET /users, GET /users/:id, gRPC GetUser) run SQL generated once from the
+  // entity's metadata: building it per request through the query builder cost more than the query.
+  private readonly sql: EntitySql<User>;
+  private readonly selectById: string;
+  private readonly list: ListPlan<User, UserSortField>;
 
-  // The reads below are the hot paths (GET /users, GET /users/:id, gRPC GetUser): plain
-  // parameterised SQL through the repository, without building a query per request.
+  constructor(@InjectRepository(User) private readonly users: Repository<User>) {
+    this.sql = new EntitySql(users);
+    this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.list = new ListPlan(this.sql, {
+      id: 'id',
+      name: 'name',
+      email: 'email',
+      role: 'role',
+      createdAt: 'createdAt',
+      updatedAt: 'updatedAt',
+    });
+  }
 
-  async findAll({ page, limit, sort, filters }: UserListQuery): Promise<Page<User>> {
-    const where = filters.role === undefined ? '' : 'WHERE role = $1';
-    const params = filters.role === undefined ? [] : [filters.role];
-    const items: User[] = await this.users.query(
-      `${SELECT_USER} ${where} ${orderBy(sort, COLUMNS)} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+  async findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const scope = query.role === undefined ? 'users' : `users?role=${query.role}`;
+    const conditions: string[] = [];
+    if (query.role !== undefined)
+      conditions.push(`${this.sql.column('role')} = ${param(query.role)}`);
+    const window = this.list.window(query, scope, param);
+    if (window.after) conditions.push(window.after);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows: User[] = await this.users.query(
+      `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
+        `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
       params,
     );
-    const total =
-      totalFromPage(page, limit, items.length) ??
-      (await this.users.query(`SELECT count(*)::int AS total FROM users ${where}`, params))[0]
-        .total;
-    return { items, total };
+    return this.list.page(
+      rows.map((row) => this.sql.toEntity(row)),
+      query,
+      scope,
+      () => this.users.countBy(query.role === undefined ? {} : { role: query.role }),
+    );
   }
 
   async findOne(id: number): Promise<User> {
-    const [user]: User[] = await this.users.query(`${SELECT_USER} WHERE id = $1`, [id]);
-    if (!user) throw new NotFoundError(`user ${id} not found`);
-    return user;
+    const [row]: User[] = await this.users.query(this.selectById, [id]);
+    if (!row) throw new NotFoundError(`user ${id} not found`);
+    return this.sql.toEntity(row);
   }
 
   /** Throws NotFoundError unless the user exists. */
   async assertExists(id: number): Promise<void> {
-    const rows: unknown[] = await this.users.query('SELECT 1 FROM users WHERE id = $1', [id]);
-    if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
+    if (!(await this.users.existsBy({ id }))) throw new NotFoundError(`user ${id} not found`);
   }
 
   /** One INSERT … RETURNING: no transaction round trips around a single statement. */
   async create(dto: CreateUserDto): Promise<User> {
-    const [user]: User[] = await this.saving(
+    const result = await this.saving(
       () =>
-        this.users.query(
-          `INSERT INTO users (name, email, role) VALUES ($1, $2, $3) RETURNING ${USER_FIELDS}`,
-          [dto.name, dto.email ?? null, dto.role ?? DEFAULT_ROLE],
-        ),
+        this.users
+          .createQueryBuilder()
+          .insert()
+          .values({ name: dto.name, email: dto.email ?? null, role: dto.role ?? DEFAULT_ROLE })
+          .returning(this.sql.selectList)
+          .updateEntity(false)
+          .execute(),
       dto.email,
     );
-    return user;
+    return this.sql.toEntity((result.raw as User[])[0]);
   }
 
   /** PUT: a full replacement; absent optional fields go back to their defaults. */
@@ -87,35 +92,37 @@ export class UsersService {
     });
   }
 
-  /** PATCH: only the given fields change; an empty change leaves the row (and updatedAt) alone. */
+  /**
+   * PATCH: only the given fields change, in one UPDATE … RETURNING (TypeORM sets updatedAt from
+   * the entity's @UpdateDateColumn); an empty change leaves the row, updatedAt included, alone.
+   */
   async update(id: number, dto: UpdateUserDto): Promise<User> {
-    // Column names come from this fixed list, values are parameters.
-    const changes = (['name', 'email', 'role'] as const).filter(
-      (field) => dto[field] !== undefined,
-    );
-    if (changes.length === 0) return this.findOne(id);
+    const changes = Object.fromEntries(
+      Object.entries(dto).filter(([, value]) => value !== undefined),
+    ) as Partial<User>;
+    if (Object.keys(changes).length === 0) return this.findOne(id);
 
-    const assignments = changes.map((field, i) => `${field} = $${i + 2}`).join(', ');
-    // For UPDATE and DELETE, TypeORM's query() answers [rows, rowCount].
-    const [[user]]: [User[], number] = await this.saving(
+    const result = await this.saving(
       () =>
-        this.users.query(
-          `UPDATE users SET ${assignments}, updated_at = now() WHERE id = $1 RETURNING ${USER_FIELDS}`,
-          [id, ...changes.map((field) => dto[field])],
-        ),
+        this.users
+          .createQueryBuilder()
+          .update()
+          .set(changes)
+          .where({ id })
+          .returning(this.sql.selectList)
+          .updateEntity(false)
+          .execute(),
       dto.email,
     );
-    if (!user) throw new NotFoundError(`user ${id} not found`);
-    return user;
+    const [row] = result.raw as User[];
+    if (!row) throw new NotFoundError(`user ${id} not found`);
+    return this.sql.toEntity(row);
   }
 
   async remove(id: number): Promise<void> {
     // The posts of the user go with it: the foreign key is ON DELETE CASCADE.
-    const [, deleted]: [unknown[], number] = await this.users.query(
-      'DELETE FROM users WHERE id = $1',
-      [id],
-    );
-    if (deleted === 0) throw new NotFoundError(`user ${id} not found`);
+    const { affected } = await this.users.createQueryBuilder().delete().where({ id }).execute();
+    if (affected === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
   /** Maps a violation of the case-insensitive unique email index to a ConflictError. */

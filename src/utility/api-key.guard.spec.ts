@@ -10,7 +10,7 @@ function contextWithHeaders(headers: Record<string, string | string[]>): Executi
 }
 
 const guardWithKeys = (keys: string) =>
-  new ApiKeyGuard(AppConfig.fromEnv(validateEnv({ API_KEYS: keys }), 'postgres://x/y'));
+  new ApiKeyGuard(AppConfig.fromEnv(validateEnv({ API_KEYS: keys })));
 
 describe(ApiKeyGuard.name, () => {
   const guard = guardWithKeys('current-key,previous-key');

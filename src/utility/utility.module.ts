@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { GracefulShutdown } from './graceful-shutdown.js';
 import { HealthController } from './health.controller.js';
 import { HealthService } from './health.service.js';
 import { UtilityController } from './utility.controller.js';
 
 @Module({
   controllers: [HealthController, UtilityController],
-  providers: [HealthService],
-  exports: [HealthService],
+  providers: [HealthService, GracefulShutdown],
+  exports: [HealthService, GracefulShutdown],
 })
 export class UtilityModule {}

@@ -1,0 +1,14 @@
+import { ListQueryDto, QueryFilter, QuerySort, type SortKey } from '../../common/list-query.dto.js';
+import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
+
+export const USER_SORT_FIELDS = ['id', 'name', 'email', 'role', 'createdAt', 'updatedAt'] as const;
+export type UserSortField = (typeof USER_SORT_FIELDS)[number];
+
+/** The query of `GET /users`. */
+export class ListUsersQueryDto extends ListQueryDto<UserSortField> {
+  @QueryFilter(ROLE_PATTERN, ROLE_MESSAGE, 'only users with this role (exact match)')
+  role?: string;
+
+  @QuerySort(USER_SORT_FIELDS)
+  sort: SortKey<UserSortField>[] = [];
+}
