@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
+import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';
@@ -17,7 +18,11 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
     type: 'postgres',
     url: db.url,
     entities,
-    migrations: [CreateUsersAndPosts1718000000000, AddUsersRoleIndex1718000000001],
+    migrations: [
+      CreateUsersAndPosts1718000000000,
+      AddUsersRoleIndex1718000000001,
+      ListCountsAndKeysetIndexes1718000000002,
+    ],
     migrationsTransactionMode: 'each',
     synchronize: false,
     migrationsRun: db.migrateOnBoot,

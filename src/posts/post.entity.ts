@@ -12,7 +12,7 @@ import {
 import { User } from '../users/user.entity.js';
 
 @Index('posts_user_id_id_idx', ['userId', 'id'])
-@Index('posts_user_id_created_at_idx', ['userId', 'createdAt'])
+@Index('posts_user_id_created_at_id_idx', ['userId', 'createdAt', 'id'])
 @Entity('posts')
 export class Post {
   @PrimaryGeneratedColumn('identity', {
@@ -35,9 +35,10 @@ export class Post {
   @Column({ type: 'varchar', length: 10000, default: '' })
   body: string;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  // Milliseconds, as the API shows them and a list cursor carries them.
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 }

@@ -5,6 +5,7 @@ import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { countList, listCountKey } from '../database/list-counts.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto, type PostSortField } from './dto/list-posts-query.dto.js';
@@ -55,7 +56,7 @@ export class PostsService {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => this.posts.countBy({ userId }),
+      () => countList(this.posts, listCountKey.postsOfUser(userId)),
     );
   }
 

@@ -9,13 +9,14 @@ import {
 
 export const DEFAULT_ROLE = 'member';
 
-// Created by the migration as UNIQUE (lower(email)); TypeORM cannot express an expression index,
-// so synchronize: false keeps `migration:generate` from trying to drop it.
+// Created by the migrations: UNIQUE (lower(email)), and the keyset indexes with a descending
+// created_at. TypeORM can express neither an expression nor a descending column, so
+// synchronize: false keeps `migration:generate` from trying to drop them.
 @Index('users_email_lower_key', { synchronize: false })
-@Index('users_role_idx', ['role'])
-@Index('users_role_created_at_idx', ['role', 'createdAt'])
-@Index('users_created_at_idx', ['createdAt'])
-@Index('users_name_idx', ['name'])
+@Index('users_created_at_id_idx', { synchronize: false })
+@Index('users_role_created_at_id_idx', { synchronize: false })
+@Index('users_role_id_idx', ['role', 'id'])
+@Index('users_name_id_idx', ['name', 'id'])
 @Entity('users')
 export class User {
   @PrimaryGeneratedColumn('identity', {
@@ -33,9 +34,10 @@ export class User {
   @Column({ type: 'varchar', length: 32, default: DEFAULT_ROLE })
   role: string;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  // Milliseconds, as the API shows them and a list cursor carries them.
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 }

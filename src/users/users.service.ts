@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { countList, listCountKey } from '../database/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -18,11 +19,13 @@ export class UsersService {
   // entity's metadata: building it per request through the query builder cost more than the query.
   private readonly sql: EntitySql<User>;
   private readonly selectById: string;
+  private readonly existsById: string;
   private readonly list: ListPlan<User, UserSortField>;
 
   constructor(@InjectRepository(User) private readonly users: Repository<User>) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.list = new ListPlan(this.sql, {
       id: 'id',
       name: 'name',
@@ -52,7 +55,7 @@ export class UsersService {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => this.users.countBy(query.role === undefined ? {} : { role: query.role }),
+      () => countList(this.users, listCountKey.users(query.role)),
     );
   }
 
@@ -64,7 +67,8 @@ export class UsersService {
 
   /** Throws NotFoundError unless the user exists. */
   async assertExists(id: number): Promise<void> {
-    if (!(await this.users.existsBy({ id }))) throw new NotFoundError(`user ${id} not found`);
+    const rows = (await this.users.query(this.existsById, [id])) as unknown[];
+    if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
   /** One INSERT … RETURNING: no transaction round trips around a single statement. */
