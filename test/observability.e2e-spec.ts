@@ -204,6 +204,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
       '409',
       '413',
       '415',
+      '422',
       '500',
       '503',
     ]);

@@ -8,7 +8,12 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from './database-errors.js';
-import { ConflictError, InvalidArgumentError, NotFoundError } from './errors.js';
+import {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  PreconditionFailedError,
+} from './errors.js';
 
 export interface ErrorBody {
   error: string;
@@ -112,6 +117,9 @@ export function toHttpError(
   }
   if (exception instanceof ConflictError) {
     return { status: HttpStatus.CONFLICT, body: { error: exception.message } };
+  }
+  if (exception instanceof PreconditionFailedError) {
+    return { status: HttpStatus.PRECONDITION_FAILED, body: { error: exception.message } };
   }
   if (exception instanceof InvalidArgumentError) {
     return { status: HttpStatus.BAD_REQUEST, body: { error: exception.message } };

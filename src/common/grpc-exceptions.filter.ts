@@ -9,7 +9,12 @@ import { RpcException } from '@nestjs/microservices';
 import { status } from '@grpc/grpc-js';
 import { type Observable, throwError } from 'rxjs';
 import { isDatabaseUnavailable } from './database-errors.js';
-import { ConflictError, InvalidArgumentError, NotFoundError } from './errors.js';
+import {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  PreconditionFailedError,
+} from './errors.js';
 
 export interface GrpcError {
   code: status;
@@ -35,6 +40,9 @@ export function toGrpcError(exception: unknown): GrpcError {
   }
   if (exception instanceof NotFoundError)
     return { code: status.NOT_FOUND, message: exception.message };
+  if (exception instanceof PreconditionFailedError) {
+    return { code: status.FAILED_PRECONDITION, message: exception.message };
+  }
   if (exception instanceof ConflictError) {
     return { code: status.ALREADY_EXISTS, message: exception.message };
   }

@@ -34,6 +34,7 @@ export class AppConfig {
   readonly shutdownDrainMs: number;
   readonly shutdownTimeoutMs: number;
   readonly database: DatabaseSettings;
+  readonly idempotency: { waitMs: number; ttlHours: number; purgeIntervalMs: number };
   /** Where an embedded PostgreSQL keeps its data and listens, when DATABASE_URL is unset. */
   readonly embeddedDatabase: { dataDir: string; port: number };
 
@@ -57,6 +58,11 @@ export class AppConfig {
       shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       embeddedDatabase: { dataDir: env.PG_DATA_DIR, port: env.PG_PORT },
+      idempotency: {
+        waitMs: env.IDEMPOTENCY_WAIT_MS,
+        ttlHours: env.IDEMPOTENCY_KEY_TTL_HOURS,
+        purgeIntervalMs: env.IDEMPOTENCY_PURGE_INTERVAL_MS,
+      },
       database: {
         url: env.DATABASE_URL,
         poolSize: env.DB_POOL_SIZE,

@@ -89,6 +89,25 @@ export class EnvironmentVariables {
   DB_RETRY_ATTEMPTS = 5;
 
   @Transform(toInt)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  IDEMPOTENCY_WAIT_MS = 2000;
+
+  // The contract keeps keys at least 24 hours.
+  @Transform(toInt)
+  @Min(24)
+  @Max(8760)
+  @IsInt()
+  IDEMPOTENCY_KEY_TTL_HOURS = 24;
+
+  @Transform(toInt)
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt()
+  IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
+
+  @Transform(toInt)
   @Min(1)
   @Max(65535)
   @IsInt()

@@ -2,11 +2,13 @@ import type { DataSourceOptions } from 'typeorm';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
+import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
+import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';
 
-export const entities = [User, Post];
+export const entities = [User, Post, IdempotencyKey];
 
 /**
  * The single source of database settings: the Nest DatabaseModule, the TypeORM CLI and the tests
@@ -22,6 +24,7 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
       CreateUsersAndPosts1718000000000,
       AddUsersRoleIndex1718000000001,
       ListCountsAndKeysetIndexes1718000000002,
+      VersionsAndIdempotencyKeys1718000000003,
     ],
     migrationsTransactionMode: 'each',
     synchronize: false,

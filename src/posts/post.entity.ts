@@ -41,4 +41,8 @@ export class Post {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;
+
+  /** The ETag's source: the database increments it whenever the row changes (a trigger). */
+  @Column({ type: 'integer', default: 1 })
+  version: number;
 }

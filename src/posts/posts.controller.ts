@@ -1,15 +1,31 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpStatus,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { conditionalGet, etagOf } from '../common/etag.js';
 import {
+  ApiConditionalGet,
   ApiErrors,
+  ApiIdempotencyKey,
   ApiIdParam,
-  LOCATION_HEADER,
+  CREATED_HEADERS,
   PAGE_HEADERS,
 } from '../common/openapi.decorators.js';
 import { setPaginationHeaders } from '../common/pagination.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
+import { IdempotencyKeyHeader } from '../idempotency/idempotency-key.decorator.js';
+import { IdempotencyService } from '../idempotency/idempotency.service.js';
 import { ListPostsQueryDto } from './dto/list-posts-query.dto.js';
 import { PostResponseDto } from './dto/post-response.dto.js';
 import { PostsService } from './posts.service.js';
@@ -17,7 +33,10 @@ import { PostsService } from './posts.service.js';
 @ApiTags('posts')
 @Controller('users/:id/posts')
 export class PostsController {
-  constructor(private readonly postsService: PostsService) {}
+  constructor(
+    private readonly postsService: PostsService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Get()
   @ApiIdParam()
@@ -37,26 +56,37 @@ export class PostsController {
   @Get(':postId')
   @ApiIdParam()
   @ApiIdParam('postId', 'post id')
-  @ApiOkResponse({ type: PostResponseDto })
+  @ApiConditionalGet(PostResponseDto)
   @ApiErrors(400, 404, 503)
   async findOne(
     @Param('id', ParseIdPipe) userId: number,
     @Param('postId', ParseIdPipe) postId: number,
-  ): Promise<PostResponseDto> {
-    return PostResponseDto.from(await this.postsService.findOne(userId, postId));
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResponseDto | undefined> {
+    const post = await this.postsService.findOne(userId, postId);
+    return conditionalGet(response, etagOf(post), ifNoneMatch, () => PostResponseDto.from(post));
   }
 
   @Post()
   @ApiIdParam()
-  @ApiCreatedResponse({ type: PostResponseDto, headers: LOCATION_HEADER })
-  @ApiErrors(400, 404, 413, 415, 503)
+  @ApiIdempotencyKey()
+  @ApiCreatedResponse({ type: PostResponseDto, headers: CREATED_HEADERS })
+  @ApiErrors(400, 404, 413, 415, 422, 503)
   async create(
     @Param('id', ParseIdPipe) userId: number,
     @Body() dto: CreatePostDto,
+    @IdempotencyKeyHeader() key: string | undefined,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<PostResponseDto> {
-    const post = await this.postsService.create(userId, dto);
-    response.location(`/users/${userId}/posts/${post.id}`);
-    return PostResponseDto.from(post);
+  ): Promise<object> {
+    return this.idempotency.create(key, request, response, async (manager) => {
+      const post = await this.postsService.create(userId, dto, manager);
+      return {
+        status: HttpStatus.CREATED,
+        headers: { Location: `/users/${userId}/posts/${post.id}`, ETag: etagOf(post) },
+        body: PostResponseDto.from(post),
+      };
+    });
   }
 }

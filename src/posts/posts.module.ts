@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { Post } from './post.entity.js';
 import { PostsController } from './posts.controller.js';
 import { PostsService } from './posts.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Post]), UsersModule],
+  imports: [IdempotencyModule, TypeOrmModule.forFeature([Post]), UsersModule],
   controllers: [PostsController],
   providers: [PostsService],
 })

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
@@ -69,11 +69,12 @@ export class PostsService {
     return this.sql.toEntity(row);
   }
 
-  async create(userId: number, dto: CreatePostDto): Promise<Post> {
+  /** @param manager the transaction to create it in (an idempotent create), else none */
+  async create(userId: number, dto: CreatePostDto, manager?: EntityManager): Promise<Post> {
     try {
       // One INSERT … RETURNING; the foreign key is the existence check, so no separate lookup
       // can race with a DELETE of the user.
-      const result = await this.posts
+      const result = await (manager?.getRepository(Post) ?? this.posts)
         .createQueryBuilder()
         .insert()
         .values({ userId, title: dto.title, body: dto.body ?? '' })

@@ -40,4 +40,8 @@ export class User {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;
+
+  /** The ETag's source: the database increments it whenever the row changes (a trigger). */
+  @Column({ type: 'integer', default: 1 })
+  version: number;
 }

@@ -3,6 +3,7 @@ import {
   Controller,
   Delete,
   Get,
+  Headers,
   HttpCode,
   HttpStatus,
   Param,
@@ -15,24 +16,35 @@ import {
 } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { conditionalGet, etagOf, parseIfMatch } from '../common/etag.js';
 import {
+  ApiConditionalGet,
   ApiErrors,
+  ApiIdempotencyKey,
   ApiIdParam,
-  LOCATION_HEADER,
+  ApiIfMatch,
+  CREATED_HEADERS,
+  ETAG_HEADER,
   PAGE_HEADERS,
 } from '../common/openapi.decorators.js';
 import { setPaginationHeaders } from '../common/pagination.js';
 import { ParseIdPipe } from '../common/parse-id.pipe.js';
+import { IdempotencyKeyHeader } from '../idempotency/idempotency-key.decorator.js';
+import { IdempotencyService } from '../idempotency/idempotency.service.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
+import type { User } from './user.entity.js';
 import { UsersService } from './users.service.js';
 
 @ApiTags('users')
 @Controller('users')
 export class UsersController {
-  constructor(private readonly usersService: UsersService) {}
+  constructor(
+    private readonly usersService: UsersService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
@@ -49,55 +61,88 @@ export class UsersController {
 
   @Get(':id')
   @ApiIdParam()
-  @ApiOkResponse({ type: UserResponseDto })
+  @ApiConditionalGet(UserResponseDto)
   @ApiErrors(400, 404, 503)
-  async findOne(@Param('id', ParseIdPipe) id: number): Promise<UserResponseDto> {
-    return UserResponseDto.from(await this.usersService.findOne(id));
+  async findOne(
+    @Param('id', ParseIdPipe) id: number,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<UserResponseDto | undefined> {
+    const user = await this.usersService.findOne(id);
+    return conditionalGet(response, etagOf(user), ifNoneMatch, () => UserResponseDto.from(user));
   }
 
   @Post()
-  @ApiCreatedResponse({ type: UserResponseDto, headers: LOCATION_HEADER })
-  @ApiErrors(400, 409, 413, 415, 503)
+  @ApiIdempotencyKey()
+  @ApiCreatedResponse({ type: UserResponseDto, headers: CREATED_HEADERS })
+  @ApiErrors(400, 409, 413, 415, 422, 503)
   async create(
     @Body() dto: CreateUserDto,
+    @IdempotencyKeyHeader() key: string | undefined,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<UserResponseDto> {
-    const user = await this.usersService.create(dto);
-    response.location(`/users/${user.id}`);
-    return UserResponseDto.from(user);
+  ): Promise<object> {
+    return this.idempotency.create(key, request, response, async (manager) => {
+      const user = await this.usersService.create(dto, manager);
+      return {
+        status: HttpStatus.CREATED,
+        headers: { Location: `/users/${user.id}`, ETag: etagOf(user) },
+        body: UserResponseDto.from(user),
+      };
+    });
   }
 
   @Put(':id')
   @ApiIdParam()
+  @ApiIfMatch()
   @ApiOkResponse({
     type: UserResponseDto,
+    headers: ETAG_HEADER,
     description: 'full replacement: absent email clears it, absent role resets it',
   })
-  @ApiErrors(400, 404, 409, 413, 415, 503)
+  @ApiErrors(400, 404, 409, 412, 413, 415, 503)
   async replace(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: CreateUserDto,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<UserResponseDto> {
-    return UserResponseDto.from(await this.usersService.replace(id, dto));
+    return tagged(response, await this.usersService.replace(id, dto, parseIfMatch(ifMatch, id)));
   }
 
   @Patch(':id')
   @ApiIdParam()
-  @ApiOkResponse({ type: UserResponseDto, description: 'merge: only the sent fields change' })
-  @ApiErrors(400, 404, 409, 413, 415, 503)
+  @ApiIfMatch()
+  @ApiOkResponse({
+    type: UserResponseDto,
+    headers: ETAG_HEADER,
+    description: 'merge: only the sent fields change',
+  })
+  @ApiErrors(400, 404, 409, 412, 413, 415, 503)
   async update(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: UpdateUserDto,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<UserResponseDto> {
-    return UserResponseDto.from(await this.usersService.update(id, dto));
+    return tagged(response, await this.usersService.update(id, dto, parseIfMatch(ifMatch, id)));
   }
 
   @Delete(':id')
   @ApiIdParam()
+  @ApiIfMatch()
   @ApiNoContentResponse({ description: "deleted, with the user's posts" })
-  @ApiErrors(400, 404, 503)
+  @ApiErrors(400, 404, 412, 503)
   @HttpCode(HttpStatus.NO_CONTENT)
-  async remove(@Param('id', ParseIdPipe) id: number): Promise<void> {
-    await this.usersService.remove(id);
+  async remove(
+    @Param('id', ParseIdPipe) id: number,
+    @Headers('if-match') ifMatch: string | undefined,
+  ): Promise<void> {
+    await this.usersService.remove(id, parseIfMatch(ifMatch, id));
   }
+}
+
+function tagged(response: Response, user: User): UserResponseDto {
+  response.setHeader('ETag', etagOf(user));
+  return UserResponseDto.from(user);
 }

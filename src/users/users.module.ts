@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { User } from './user.entity.js';
 import { UsersController } from './users.controller.js';
 import { UsersGrpcController } from './users.grpc.controller.js';
 import { UsersService } from './users.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([User])],
+  imports: [IdempotencyModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
   providers: [UsersService],
   exports: [UsersService],

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import { type EntityManager, type FindOptionsWhere, In, type Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors.js';
-import { ConflictError, NotFoundError } from '../common/errors.js';
+import { ConflictError, NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { countList, listCountKey } from '../database/list-counts.js';
@@ -12,6 +12,20 @@ import { UpdateUserDto } from './dto/update-user.dto.js';
 import { DEFAULT_ROLE, User } from './user.entity.js';
 
 const EMAIL_INDEX = 'users_email_lower_key';
+
+/** An If-Match precondition: the versions the caller accepts, or `*` (any existing version). */
+export type IfMatch = number[] | '*';
+
+function satisfies(ifMatch: IfMatch | undefined, version: number): boolean {
+  return ifMatch === undefined || ifMatch === '*' || ifMatch.includes(version);
+}
+
+function versionedWhere(id: number, ifMatch: IfMatch | undefined): FindOptionsWhere<User> {
+  return Array.isArray(ifMatch) ? { id, version: In(ifMatch) } : { id };
+}
+
+const changed = (id: number) =>
+  new PreconditionFailedError(`user ${id} has changed: If-Match matches no current ETag`);
 
 @Injectable()
 export class UsersService {
@@ -71,11 +85,14 @@ export class UsersService {
     if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
-  /** One INSERT … RETURNING: no transaction round trips around a single statement. */
-  async create(dto: CreateUserDto): Promise<User> {
+  /**
+   * One INSERT … RETURNING: no transaction round trips around a single statement.
+   * @param manager the transaction to create it in (an idempotent create), else none
+   */
+  async create(dto: CreateUserDto, manager?: EntityManager): Promise<User> {
     const result = await this.saving(
       () =>
-        this.users
+        (manager?.getRepository(User) ?? this.users)
           .createQueryBuilder()
           .insert()
           .values({ name: dto.name, email: dto.email ?? null, role: dto.role ?? DEFAULT_ROLE })
@@ -88,23 +105,30 @@ export class UsersService {
   }
 
   /** PUT: a full replacement; absent optional fields go back to their defaults. */
-  async replace(id: number, dto: CreateUserDto): Promise<User> {
-    return this.update(id, {
-      name: dto.name,
-      email: dto.email ?? null,
-      role: dto.role ?? DEFAULT_ROLE,
-    });
+  async replace(id: number, dto: CreateUserDto, ifMatch?: IfMatch): Promise<User> {
+    return this.update(
+      id,
+      { name: dto.name, email: dto.email ?? null, role: dto.role ?? DEFAULT_ROLE },
+      ifMatch,
+    );
   }
 
   /**
    * PATCH: only the given fields change, in one UPDATE … RETURNING (TypeORM sets updatedAt from
-   * the entity's @UpdateDateColumn); an empty change leaves the row, updatedAt included, alone.
+   * the entity's @UpdateDateColumn; the database increments version); an empty change leaves the
+   * row, updatedAt and version included, alone. With `ifMatch`, the versions the caller accepts
+   * are part of the UPDATE's WHERE, so the check and the write are one atomic step.
    */
-  async update(id: number, dto: UpdateUserDto): Promise<User> {
+  async update(id: number, dto: UpdateUserDto, ifMatch?: IfMatch): Promise<User> {
     const changes = Object.fromEntries(
       Object.entries(dto).filter(([, value]) => value !== undefined),
     ) as Partial<User>;
-    if (Object.keys(changes).length === 0) return this.findOne(id);
+    if (Object.keys(changes).length === 0) {
+      const user = await this.findOne(id);
+      if (!satisfies(ifMatch, user.version)) throw changed(id);
+      return user;
+    }
+    if (Array.isArray(ifMatch) && ifMatch.length === 0) return this.failPrecondition(id);
 
     const result = await this.saving(
       () =>
@@ -112,21 +136,32 @@ export class UsersService {
           .createQueryBuilder()
           .update()
           .set(changes)
-          .where({ id })
+          .where(versionedWhere(id, ifMatch))
           .returning(this.sql.selectList)
           .updateEntity(false)
           .execute(),
       dto.email,
     );
     const [row] = result.raw as User[];
-    if (!row) throw new NotFoundError(`user ${id} not found`);
+    if (!row) return this.failPrecondition(id);
     return this.sql.toEntity(row);
   }
 
-  async remove(id: number): Promise<void> {
+  async remove(id: number, ifMatch?: IfMatch): Promise<void> {
+    if (Array.isArray(ifMatch) && ifMatch.length === 0) return this.failPrecondition(id);
     // The posts of the user go with it: the foreign key is ON DELETE CASCADE.
-    const { affected } = await this.users.createQueryBuilder().delete().where({ id }).execute();
-    if (affected === 0) throw new NotFoundError(`user ${id} not found`);
+    const { affected } = await this.users
+      .createQueryBuilder()
+      .delete()
+      .where(versionedWhere(id, ifMatch))
+      .execute();
+    if (affected === 0) return this.failPrecondition(id);
+  }
+
+  /** After a write that matched no row: 404 when the user is gone, else its version moved on. */
+  private async failPrecondition(id: number): Promise<never> {
+    await this.assertExists(id);
+    throw changed(id);
   }
 
   /** Maps a violation of the case-insensitive unique email index to a ConflictError. */
