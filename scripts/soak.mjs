@@ -22,7 +22,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import pg from 'pg';
 import { buildIfNeeded, entry, root } from './build-if-needed.mjs';
 import { cleanupOnExit } from './lib/cleanup.mjs';
-import { freePorts, startThrowawayPostgres } from './lib/embedded-pg.mjs';
+import { startThrowawayPostgres } from './lib/embedded-pg.mjs';
+import { freePorts } from './lib/ports.mjs';
 import { percentile, random } from './lib/measure.mjs';
 
 const log = (...args) => console.log(...args);
