@@ -24,7 +24,12 @@ import {
 import { type JsonResult, requestJson } from '../scripts/lib/http-client.mjs';
 import { refusesConnections } from '../scripts/lib/ports.mjs';
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import { buildService, type ServiceProcess, startService } from './service-process.js';
+import {
+  buildService,
+  type ServiceProcess,
+  startService,
+  waitUntilReady,
+} from './service-process.js';
 import { createTestApp } from './test-app.js';
 
 /** The longest any awaited condition may take before the test fails (a hang, not a slow run). */
@@ -48,6 +53,8 @@ async function until(
   }
 }
 
+// The shared clients (scripts/lib/), bounded like every other wait here.
+
 /** A JSON request that resolves with its outcome: the status, or the client-side failure. */
 const httpCall = (
   base: string,
@@ -57,6 +64,7 @@ const httpCall = (
   body?: unknown,
 ) => requestJson(base, method, target, body, { agent, timeoutMs: BOUND_MS });
 
+/** GetUser with its outcome: `{ code: OK, reply }` or `{ code, details }`. */
 const getUserOf = (clients: GrpcClients, id: number, deadlineMs = BOUND_MS) =>
   getUser(clients.users, id, { deadlineMs });
 
@@ -713,14 +721,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       const base = service.url;
       const port = Number(new URL(base).port);
       const probe = new http.Agent();
-      await until(
-        'the service to be ready',
-        async () => {
-          if (exit) throw new Error(`the service exited ${JSON.stringify(exit)}:\n${output()}`);
-          return (await httpCall(base, probe, 'GET', '/health/ready')).status === 200;
-        },
-        () => output(),
-      );
+      await waitUntilReady(service, { timeoutMs: BOUND_MS });
 
       // Clients stop starting new requests once readiness fails, as the mesh would stop routing
       // here; every request they did start must succeed.

@@ -20,7 +20,12 @@ import { send } from '../scripts/lib/http-client.mjs';
 import { findLeak } from '../scripts/lib/leak-patterns.mjs';
 import { projectRoot } from '../src/project-root.js';
 import { INTERNAL_ERROR, INVALID_API_KEY } from './expected-errors.js';
-import { buildService, type ServiceProcess, startService, waitFor } from './service-process.js';
+import {
+  buildService,
+  type ServiceProcess,
+  startService,
+  waitUntilReady,
+} from './service-process.js';
 import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
 
 const ROOT = projectRoot();
@@ -157,10 +162,7 @@ describe('the built service: secrets stay out of logs, internals out of response
       LOG_LEVEL: 'trace',
       SHUTDOWN_DRAIN_MS: '0',
     });
-    await waitFor(
-      'the service to be ready',
-      async () => (await call(service.url, 'GET', '/health/ready')).status === 200,
-    );
+    await waitUntilReady(service, { timeoutMs: 20_000 });
   });
 
   afterAll(async () => {

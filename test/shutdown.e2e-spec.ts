@@ -3,7 +3,13 @@ import pg from 'pg';
 import { getUser, usersClient } from '../scripts/lib/grpc-client.mjs';
 import { send } from '../scripts/lib/http-client.mjs';
 import { freePort, refusesConnections } from '../scripts/lib/ports.mjs';
-import { buildService, type ServiceProcess, startService, waitFor } from './service-process.js';
+import {
+  buildService,
+  type ServiceProcess,
+  startService,
+  waitFor,
+  waitUntilReady,
+} from './service-process.js';
 import { testDatabaseUrl } from './test-app.js';
 
 /** A JSON request sent at once, on a connection of its own. */
@@ -30,7 +36,7 @@ describe('the service process (e2e)', () => {
         SHUTDOWN_TIMEOUT_MS: '20000',
         DB_STATEMENT_TIMEOUT_MS: '60000',
       });
-      await waitFor('readiness', async () => (await fetch(`${service.url}/health/ready`)).ok);
+      await waitUntilReady(service, { timeoutMs: 20_000 });
       db = new pg.Client({ connectionString: testDatabaseUrl() });
       await db.connect();
     });
