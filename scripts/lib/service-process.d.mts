@@ -28,6 +28,7 @@ export interface StartOptions {
   env?: Record<string, string | undefined>;
   entry?: string;
   nodeFlags?: string[];
+  /** How much of the output `output()` keeps (the end of it); all by default. */
   keepChars?: number;
   name?: string;
 }
