@@ -4,7 +4,7 @@
 // number of requests; its CPU cost is taken from /proc around it.
 import { cpuPerRequest, cpuSnapshot, foreignCpu, waitIdle } from '../cpu.mjs';
 import { fmt } from '../format.mjs';
-import { runGrpcLoad } from '../grpc-load.mjs';
+import { runGrpcLoad } from './grpc.mjs';
 import { autocannonLoad } from './autocannon.mjs';
 import { findWrk, wrkLoad } from './wrk.mjs';
 

@@ -4,10 +4,10 @@
 // maximum number of calls. Latencies are kept (sub-millisecond resolution) and sorted once at the
 // end for the percentiles.
 //
-//   node bench/grpc-load.mjs 127.0.0.1:5000 --connections 50 --duration 10 --max-id 100000
+//   node bench/load/grpc.mjs 127.0.0.1:5000 --connections 50 --duration 10 --max-id 100000
 import { parseArgs } from 'node:util';
-import { usersClient } from '../scripts/lib/grpc-client.mjs';
-import { random, Samples } from '../scripts/lib/measure.mjs';
+import { usersClient } from '../../scripts/lib/grpc-client.mjs';
+import { random, Samples } from '../../scripts/lib/measure.mjs';
 
 /**
  * Runs GetUser for `durationMs` with `connections` calls in flight.
