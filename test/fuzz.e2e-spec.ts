@@ -12,13 +12,20 @@
 //
 //   FUZZ_RUNS=2000 npx jest --runInBand test/fuzz.e2e-spec.ts     # a longer run
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { isEmail } from 'class-validator';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
+import {
+  getUser,
+  getUserRaw,
+  rawClient,
+  usersClient,
+  type UsersClient,
+} from '../scripts/lib/grpc-client.mjs';
+import { type Reply, send } from '../scripts/lib/http-client.mjs';
+import { findLeak } from '../scripts/lib/leak-patterns.mjs';
 import { projectRoot } from '../src/project-root.js';
 import { INVALID_API_KEY, INVALID_ID, ISO_DATE, NOT_JSON } from './expected-errors.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
@@ -37,13 +44,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // ---------------------------------------------------------------------------------------------
 // HTTP, raw: node:http sends paths, methods, headers and bodies exactly as generated.
 
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  bytes: Buffer;
-}
-
+/** A request as the generators build it; sent exactly as given. */
 interface Sent {
   method: string;
   path: string;
@@ -54,77 +55,21 @@ interface Sent {
 }
 
 let agent: http.Agent;
-let port = 0;
 
-function send({ method, path: target, headers = {}, body, chunked }: Sent): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const all: Record<string, string> = { ...headers };
-    if (body !== undefined && !chunked) all['content-length'] = String(Buffer.byteLength(body));
-    const request = http.request(
-      { host: '127.0.0.1', port, path: target, method, headers: all, agent },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const bytes = Buffer.concat(chunks);
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            text: bytes.toString('utf8'),
-            bytes,
-          });
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    if (chunked && body !== undefined) {
-      request.write(body);
-      request.end();
-    } else {
-      request.end(body);
-    }
-  });
-}
+const sendRaw = (sent: Sent): Promise<Reply> => send(t.url, { ...sent, agent });
 
 const json = (value: unknown) => JSON.stringify(value);
 const post = (target: string, value: unknown) =>
-  send({
+  sendRaw({
     method: 'POST',
     path: target,
     headers: { 'content-type': 'application/json' },
     body: json(value),
   });
 
-// Things that must never reach a client. A pattern the request itself contains is skipped: some
-// errors name what the client sent ("sort field X is not one of …", "no route for GET /x").
-const INTERNALS = [
-  /\n\s+at /,
-  /\bat [\w.<>]+ \(/,
-  /\bSELECT\b/,
-  /\bINSERT INTO\b/,
-  /\bUPDATE "/,
-  /\bDELETE FROM\b/,
-  /relation "/,
-  /violates/,
-  /duplicate key/,
-  /syntax error/,
-  /QueryFailedError/,
-  /TypeORMError/,
-  /\b(?:Type|Range|Reference|Syntax)Error\b/,
-  /Maximum call stack/,
-  /\/work\//,
-  /node_modules/,
-  /\.[tj]s:\d/,
-  /\bpostgres(?:ql)?:\/\//,
-];
-
 function assertNothingInternal(text: string, request: string): void {
-  for (const pattern of INTERNALS) {
-    if (pattern.test(text) && !pattern.test(request)) {
-      throw new Error(`response leaks ${pattern}: ${text.slice(0, 500)}`);
-    }
-  }
+  const pattern = findLeak(text, request);
+  if (pattern) throw new Error(`response leaks ${pattern}: ${text.slice(0, 500)}`);
 }
 
 /** What any answer must satisfy: not 5xx, an x-request-id, and a clean JSON error body. */
@@ -157,7 +102,7 @@ function checkReply(sent: Sent, reply: Reply): unknown {
 }
 
 async function call(sent: Sent): Promise<{ reply: Reply; body: unknown }> {
-  const reply = await send(sent);
+  const reply = await sendRaw(sent);
   return { reply, body: checkReply(sent, reply) };
 }
 
@@ -213,43 +158,9 @@ async function seedDatabase(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // gRPC
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- dynamically loaded gRPC client stub */
-let usersClient: any;
-/* eslint-enable @typescript-eslint/no-explicit-any */
-let rawClient: grpc.Client;
-
-function getUser(id: number): Promise<{ id: number; name: string }> {
-  return new Promise((resolve, reject) =>
-    usersClient.GetUser(
-      { id },
-      { deadline: Date.now() + 5000 },
-      (error: Error | null, reply: never) => (error ? reject(error) : resolve(reply)),
-    ),
-  );
-}
-
-function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
-  return promise.then(
-    (reply) => {
-      throw new Error(`expected an error, got ${JSON.stringify(reply)}`);
-    },
-    (error: grpc.ServiceError) => error,
-  );
-}
-
-/** GetUser with an arbitrary message body (not necessarily a valid GetUserRequest). */
-function getUserRaw(message: Buffer): Promise<{ error?: grpc.ServiceError; reply?: Buffer }> {
-  return new Promise((resolve) =>
-    rawClient.makeUnaryRequest(
-      '/users.Users/GetUser',
-      (value: Buffer) => value,
-      (value: Buffer) => value,
-      message,
-      { deadline: Date.now() + 5000 },
-      (error, reply) => resolve(error ? { error } : { reply }),
-    ),
-  );
-}
+let users: UsersClient;
+let raw: grpc.Client;
+const DEADLINE = { deadlineMs: 5000 };
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -555,7 +466,10 @@ async function assertUserRoundTrip(user: Json): Promise<void> {
   const got = await call({ method: 'GET', path: `/users/${id}` });
   expect(got.reply.status).toBe(200);
   expect(got.body).toEqual(user);
-  expect(await getUser(id)).toEqual({ id, name: user.name });
+  expect(await getUser(users, id, DEADLINE)).toEqual({
+    code: grpc.status.OK,
+    reply: { id, name: user.name },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -563,23 +477,14 @@ async function assertUserRoundTrip(user: Json): Promise<void> {
 describe('fuzz: properties of every route (e2e, fast-check)', () => {
   beforeAll(async () => {
     t = await createTestApp({ grpc: true });
-    port = Number(new URL(t.url).port);
     agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-    const definition = protoLoader.loadSync(USERS_PROTO_PATH, {
-      keepCase: true,
-      longs: Number,
-      defaults: true,
-    });
-    /* eslint-disable @typescript-eslint/no-explicit-any */
-    const loaded = grpc.loadPackageDefinition(definition) as any;
-    /* eslint-enable @typescript-eslint/no-explicit-any */
-    usersClient = new loaded.users.Users(t.grpcAddress, grpc.credentials.createInsecure());
-    rawClient = new grpc.Client(t.grpcAddress, grpc.credentials.createInsecure());
+    users = usersClient(t.grpcAddress);
+    raw = rawClient(t.grpcAddress);
   });
   beforeEach(() => seedDatabase());
   afterAll(async () => {
-    usersClient?.close();
-    rawClient?.close();
+    users?.close();
+    raw?.close();
     agent?.destroy();
     if (t) {
       await resetDatabase(t.dataSource);
@@ -951,7 +856,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
         if (reply.status >= 400 || method === 'GET') expect(await checksum()).toBe(before);
         if (method === 'DELETE' && reply.status === 204) {
           expect((await call({ method: 'GET', path: `/users/${userId}` })).reply.status).toBe(404);
-          expect((await grpcError(getUser(userId))).code).toBe(grpc.status.NOT_FOUND);
+          expect((await getUser(users, userId, DEADLINE)).code).toBe(grpc.status.NOT_FOUND);
           expect(await query('SELECT 1 FROM posts WHERE user_id = $1', [userId])).toEqual([]);
         }
         if ((method === 'PUT' || method === 'PATCH') && reply.status === 200) {
@@ -1448,15 +1353,18 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
         async (id) => {
           const [row] = await query<{ name: string }>('SELECT name FROM users WHERE id = $1', [id]);
           if (id <= 0) {
-            const error = await grpcError(getUser(id));
+            const error = await getUser(users, id, DEADLINE);
             expect(error.code).toBe(grpc.status.INVALID_ARGUMENT);
             expect(error.details).toBe('id must be a positive 32-bit integer');
           } else if (!row) {
-            const error = await grpcError(getUser(id));
+            const error = await getUser(users, id, DEADLINE);
             expect(error.code).toBe(grpc.status.NOT_FOUND);
             expect(error.details).toBe(`user ${id} not found`);
           } else {
-            expect(await getUser(id)).toEqual({ id, name: row.name });
+            expect(await getUser(users, id, DEADLINE)).toEqual({
+              code: grpc.status.OK,
+              reply: { id, name: row.name },
+            });
           }
         },
       ),
@@ -1475,20 +1383,23 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
           fc.tuple(valid, bytes).map(([a, b]) => Buffer.concat([a, b])),
         ),
         async (message) => {
-          const { error } = await getUserRaw(message);
-          if (error) {
+          const { code, details } = await getUserRaw(raw, message, DEADLINE);
+          if (code !== grpc.status.OK) {
             expect([
               grpc.status.INVALID_ARGUMENT,
               grpc.status.NOT_FOUND,
               // grpc-js' own answer to a message it cannot decode ("Error deserializing request").
               grpc.status.INTERNAL,
-            ]).toContain(error.code);
-            assertNothingInternal(error.details, '');
+            ]).toContain(code);
+            assertNothingInternal(details ?? '', '');
           }
         },
       ),
       settings(),
     );
-    expect(await getUser(1)).toEqual({ id: 1, name: 'User 1' });
+    expect(await getUser(users, 1, DEADLINE)).toEqual({
+      code: grpc.status.OK,
+      reply: { id: 1, name: 'User 1' },
+    });
   });
 });

@@ -1,26 +1,20 @@
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { pino } from 'pino';
 import http from 'node:http';
 import { Writable } from 'node:stream';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
+import { getUser, usersClient, type UsersClient } from '../scripts/lib/grpc-client.mjs';
+import { send } from '../scripts/lib/http-client.mjs';
 import { HealthService } from '../src/utility/health.service.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
 
 /** GET over a keep-alive connection (supertest asks for `Connection: close`). */
-function keepAliveGet(url: string, path: string): Promise<http.IncomingHttpHeaders> {
+async function keepAliveGet(url: string, path: string): Promise<http.IncomingHttpHeaders> {
   const agent = new http.Agent({ keepAlive: true });
-  return new Promise((resolve, reject) => {
-    http
-      .get(new URL(path, url), { agent }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          agent.destroy();
-          resolve(res.headers);
-        });
-      })
-      .on('error', reject);
-  });
+  try {
+    return (await send(url, { path, agent })).headers;
+  } finally {
+    agent.destroy();
+  }
 }
 
 /** A pino logger whose JSON lines the test can read. */
@@ -52,31 +46,17 @@ function capturingLogger(): {
 describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
   const captured = capturingLogger();
   let t: TestApp;
-  let client: grpc.Client & { GetUser: grpc.handleUnaryCall<unknown, unknown> };
+  let client: UsersClient;
 
   beforeAll(async () => {
     t = await createTestApp({ grpc: true, logger: captured.logger });
-    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(USERS_PROTO_PATH)) as never as {
-      users: {
-        Users: new (address: string, credentials: grpc.ChannelCredentials) => typeof client;
-      };
-    };
-    client = new loaded.users.Users(t.grpcAddress, grpc.credentials.createInsecure());
+    client = usersClient(t.grpcAddress);
   });
   afterEach(() => resetDatabase(t.dataSource));
   afterAll(async () => {
     client.close();
     await t.close();
   });
-
-  const getUser = (id: number, metadata = new grpc.Metadata()) =>
-    new Promise<grpc.ServiceError | null>((resolve) =>
-      (
-        client as unknown as {
-          GetUser: (r: object, m: grpc.Metadata, cb: (e: grpc.ServiceError | null) => void) => void;
-        }
-      ).GetUser({ id }, metadata, (error) => resolve(error)),
-    );
 
   it('writes one JSON line per HTTP request with route template, status, duration and request id', async () => {
     await t
@@ -135,8 +115,8 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
   it('writes one line per gRPC call with method, code, duration and request id', async () => {
     const metadata = new grpc.Metadata();
     metadata.set('x-request-id', 'grpc-log-1');
-    const error = await getUser(4242, metadata);
-    expect(error?.code).toBe(grpc.status.NOT_FOUND);
+    const { code } = await getUser(client, 4242, { metadata });
+    expect(code).toBe(grpc.status.NOT_FOUND);
     const line = captured.lines().find((entry) => entry.requestId === 'grpc-log-1');
     expect(line).toEqual(
       expect.objectContaining({
@@ -149,7 +129,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
 
   it('exposes Prometheus metrics: HTTP by route template, gRPC by code, pool gauges, process', async () => {
     await t.http().get('/users/5').expect(404);
-    await getUser(0);
+    await getUser(client, 0);
     const res = await t.http().get('/metrics').expect(200);
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.text).toMatch(

@@ -1,58 +1,24 @@
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import http from 'node:http';
-import net from 'node:net';
 import pg from 'pg';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
-import { buildService, type ServiceProcess, startService, waitFor } from './service-process.js';
-import { freePort, testDatabaseUrl } from './test-app.js';
+import { getUser, usersClient } from '../scripts/lib/grpc-client.mjs';
+import { send } from '../scripts/lib/http-client.mjs';
+import { freePort, refusesConnections } from '../scripts/lib/ports.mjs';
+import {
+  buildService,
+  type ServiceProcess,
+  startService,
+  waitFor,
+  waitUntilReady,
+} from './service-process.js';
+import { testDatabaseUrl } from './test-app.js';
 
-type GetUserClient = grpc.Client & {
-  GetUser(
-    request: { id: number },
-    options: grpc.CallOptions,
-    callback: (error: grpc.ServiceError | null, reply?: { id: number; name: string }) => void,
-  ): void;
-};
-
-function usersClient(address: string): GetUserClient {
-  const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(USERS_PROTO_PATH)) as unknown as {
-    users: { Users: new (address: string, credentials: grpc.ChannelCredentials) => GetUserClient };
-  };
-  return new loaded.users.Users(address, grpc.credentials.createInsecure());
-}
-
-/** An HTTP request sent at once, on a connection of its own. */
-function send(
-  url: string,
-  method = 'GET',
-  body?: object,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, agent: false, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body ? JSON.stringify(body) : undefined);
-  });
-}
-
-const refusesConnections = (url: string) =>
-  new Promise<boolean>((resolve) => {
-    const { hostname, port } = new URL(url);
-    const socket = net.connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
+/** A JSON request sent at once, on a connection of its own. */
+const sendJson = (url: string, method = 'GET', path = '/', body?: object) =>
+  send(url, {
+    method,
+    path,
+    headers: { 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
   });
 
 describe('the service process (e2e)', () => {
@@ -70,7 +36,7 @@ describe('the service process (e2e)', () => {
         SHUTDOWN_TIMEOUT_MS: '20000',
         DB_STATEMENT_TIMEOUT_MS: '60000',
       });
-      await waitFor('readiness', async () => (await fetch(`${service.url}/health/ready`)).ok);
+      await waitUntilReady(service, { timeoutMs: 20_000 });
       db = new pg.Client({ connectionString: testDatabaseUrl() });
       await db.connect();
     });
@@ -96,18 +62,11 @@ describe('the service process (e2e)', () => {
       await db.query('BEGIN');
       await db.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
       const inFlight = [
-        send(`${service.url}/users/${id}`),
-        send(`${service.url}/users?limit=5`),
-        send(`${service.url}/users/${id}`, 'PATCH', { role: 'staff' }),
+        sendJson(service.url, 'GET', `/users/${id}`),
+        sendJson(service.url, 'GET', '/users?limit=5'),
+        sendJson(service.url, 'PATCH', `/users/${id}`, { role: 'staff' }),
       ];
-      const calls = [1, 2].map(
-        () =>
-          new Promise<{ id: number; name: string }>((resolve, reject) =>
-            client.GetUser({ id }, { deadline: Date.now() + 30_000 }, (error, reply) =>
-              error ? reject(error) : resolve(reply!),
-            ),
-          ),
-      );
+      const calls = [1, 2].map(() => getUser(client, id, { deadlineMs: 30_000 }));
       // 3 HTTP requests and 2 gRPC calls hold or wait for pool connections until the lock is
       // released (the one-row list needs no separate count).
       await waitFor('five queries in flight', async () => {
@@ -125,16 +84,16 @@ describe('the service process (e2e)', () => {
         async () => (await fetch(`${service.url}/health/ready`)).status === 503,
       );
       // ...then the server stops accepting, with the five requests still in flight.
-      await waitFor('HTTP to stop accepting', () => refusesConnections(service.url));
+      await waitFor('HTTP to stop accepting', () => refusesConnections(service.port));
       expect(service.child.exitCode).toBeNull();
 
       await db.query('COMMIT');
       const responses = await Promise.all(inFlight);
       expect(responses.map((res) => res.status)).toEqual([200, 200, 200]);
-      expect(JSON.parse(responses[2].body).role).toBe('staff');
+      expect(JSON.parse(responses[2].text).role).toBe('staff');
       expect(await Promise.all(calls)).toEqual([
-        { id, name: 'Ada' },
-        { id, name: 'Ada' },
+        { code: grpc.status.OK, reply: { id, name: 'Ada' } },
+        { code: grpc.status.OK, reply: { id, name: 'Ada' } },
       ]);
       client.close();
 

@@ -1,7 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { AbstractLoader, ExpressLoader } from '@nestjs/serve-static';
 import { Test } from '@nestjs/testing';
-import net from 'node:net';
 import request from 'supertest';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -10,7 +9,11 @@ import { configureApp, grpcOptions } from '../src/app.setup.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../src/observability/logging.js';
+import { freePort } from '../scripts/lib/ports.mjs';
 import { TcpProxy } from './tcp-proxy.js';
+
+// Shared with bench/ and scripts/; re-exported for the specs that import them from here.
+export { freePort, freePorts } from '../scripts/lib/ports.mjs';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
 
@@ -23,23 +26,6 @@ export interface TestApp {
   url: string;
   grpcAddress: string;
   close(): Promise<void>;
-}
-
-/** Ports free on 127.0.0.1, all distinct (they are held open together while being picked). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => net.createServer());
-  await Promise.all(
-    servers.map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))),
-  );
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
-  await Promise.all(
-    servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
-  );
-  return ports;
-}
-
-export async function freePort(): Promise<number> {
-  return (await freePorts(1))[0];
 }
 
 export function testDatabaseUrl(): string {

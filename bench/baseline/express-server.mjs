@@ -7,14 +7,8 @@
 //
 //   DATABASE_URL=postgres://… PORT=3200 GRPC_PORT=5200 node bench/baseline/express-server.mjs
 import express from 'express';
-import {
-  createPool,
-  createRoutes,
-  failureOf,
-  parseId,
-  requestIdOf,
-  serve,
-} from './http-server.mjs';
+import { parseId } from './contract.mjs';
+import { createPool, createRoutes, failureOf, requestIdOf, serve } from './http-server.mjs';
 
 export function createExpressApp(pool) {
   const { routes } = createRoutes(pool);

@@ -1,24 +1,15 @@
 // The gRPC half of the raw baseline: users.Users/GetUser on @grpc/grpc-js alone, with the same
 // proto, loader options and query as the service (src/users/users.grpc.controller.ts). It runs
 // inside the baseline's HTTP process (./http-server.mjs) on the same pool, as the service does.
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-
-export const PROTO_PATH = path.resolve(import.meta.dirname, '..', '..', 'proto', 'users.proto');
-export const LOADER_OPTIONS = {
-  keepCase: true,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
+import { LOADER_OPTIONS, USERS_PROTO_PATH } from '../../scripts/lib/grpc-client.mjs';
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03']);
 
 /** Starts the gRPC server and resolves once it listens on host:port. */
 export async function startGrpcServer({ pool, host = '127.0.0.1', port }) {
-  const definition = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS);
+  const definition = protoLoader.loadSync(USERS_PROTO_PATH, LOADER_OPTIONS);
   const { users } = grpc.loadPackageDefinition(definition);
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 });
 

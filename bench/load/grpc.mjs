@@ -4,17 +4,10 @@
 // maximum number of calls. Latencies are kept (sub-millisecond resolution) and sorted once at the
 // end for the percentiles.
 //
-//   node bench/grpc-load.mjs 127.0.0.1:5000 --connections 50 --duration 10 --max-id 100000
+//   node bench/load/grpc.mjs 127.0.0.1:5000 --connections 50 --duration 10 --max-id 100000
 import { parseArgs } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { random, Samples } from '../scripts/lib/measure.mjs';
-import { LOADER_OPTIONS, PROTO_PATH } from './baseline/grpc-server.mjs';
-
-export function createUsersClient(address) {
-  const { users } = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS));
-  return new users.Users(address, grpc.credentials.createInsecure());
-}
+import { usersClient } from '../../scripts/lib/grpc-client.mjs';
+import { random, Samples } from '../../scripts/lib/measure.mjs';
 
 /**
  * Runs GetUser for `durationMs` with `connections` calls in flight.
@@ -29,7 +22,7 @@ export async function runGrpcLoad({
   seed = 42,
   deadlineMs = 5000,
 }) {
-  const client = createUsersClient(address);
+  const client = usersClient(address);
   await new Promise((resolve, reject) =>
     client.waitForReady(Date.now() + 5000, (error) => (error ? reject(error) : resolve())),
   );

@@ -1,0 +1,44 @@
+// The measured endpoints, in the order they run (writes last: they grow the users table). The
+// paths and bodies here drive autocannon; bench/load/wrk-requests.lua builds the same requests
+// for wrk from the endpoint's key.
+import { BENCH_POST_ROLE, ROLES } from './seed.mjs';
+
+export function endpoints({ users }) {
+  let created = 0;
+  const runTag = Date.now().toString(36);
+  return [
+    { key: 'health', name: 'GET /health', path: () => '/health' },
+    {
+      key: 'user',
+      name: 'GET /users/:id',
+      path: (next) => `/users/${1 + Math.floor(next() * users)}`,
+    },
+    {
+      key: 'list',
+      name: 'GET /users?role=…&sort=-createdAt&limit=20',
+      path: (next) =>
+        `/users?role=${ROLES[Math.floor(next() * ROLES.length)]}&sort=-createdAt&limit=20`,
+    },
+    {
+      key: 'posts',
+      name: 'GET /users/:id/posts',
+      path: (next) => `/users/${1 + Math.floor(next() * users)}/posts`,
+    },
+    { key: 'grpc', name: 'gRPC GetUser', grpc: true },
+    {
+      key: 'create',
+      name: 'POST /users',
+      method: 'POST',
+      path: () => '/users',
+      // A unique email per request (no 409s), and a role the list endpoint never asks for.
+      body: () => {
+        const n = ++created;
+        return JSON.stringify({
+          name: `Bench User ${n}`,
+          email: `bench-${runTag}-${n}@example.com`,
+          role: BENCH_POST_ROLE,
+        });
+      },
+    },
+  ];
+}

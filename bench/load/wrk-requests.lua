@@ -1,0 +1,75 @@
+-- wrk script of the benchmark (bench/load/wrk.mjs): builds each endpoint's requests, counts the
+-- answers by status and stops each thread after its share of the run's request budget.
+--
+--   wrk ... -s wrk-requests.lua URL -- KEY USERS SEED MAX_PER_THREAD RUN_TAG ROLES POST_ROLE
+--
+-- KEY is health, user, list, posts or create; ROLES a comma-separated list for the list query.
+-- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
+
+local threads = {}
+
+function setup(thread)
+  thread:set("id", #threads + 1)
+  table.insert(threads, thread)
+end
+
+local key, users, max_answers, tag, post_role
+local roles = {}
+local created = 0
+local answered = 0
+statuses = {}
+
+function init(args)
+  key = args[1]
+  users = tonumber(args[2])
+  -- Each thread its own sequence, the same on every run.
+  math.randomseed(tonumber(args[3]) + id)
+  max_answers = tonumber(args[4])
+  tag = args[5] .. "-" .. id
+  for role in string.gmatch(args[6], "[^,]+") do
+    table.insert(roles, role)
+  end
+  post_role = args[7]
+end
+
+local json_headers = { ["Content-Type"] = "application/json" }
+
+function request()
+  if key == "user" then
+    return wrk.format("GET", "/users/" .. math.random(1, users))
+  elseif key == "list" then
+    return wrk.format("GET", "/users?role=" .. roles[math.random(1, #roles)] .. "&sort=-createdAt&limit=20")
+  elseif key == "posts" then
+    return wrk.format("GET", "/users/" .. math.random(1, users) .. "/posts")
+  elseif key == "create" then
+    -- A unique email per request (no 409s), and a role the list endpoint never asks for.
+    created = created + 1
+    local body = string.format(
+      '{"name":"Bench User %d","email":"bench-%s-%d@example.com","role":"%s"}',
+      created, tag, created, post_role)
+    return wrk.format("POST", "/users", json_headers, body)
+  end
+  return wrk.format("GET", "/health")
+end
+
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+  answered = answered + 1
+  if answered >= max_answers then
+    wrk.thread:stop()
+  end
+end
+
+function done(summary, latency, requests)
+  local merged = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses")) do
+      merged[status] = (merged[status] or 0) + n
+    end
+  end
+  local parts = {}
+  for status, n in pairs(merged) do
+    table.insert(parts, string.format('"%d":%d', status, n))
+  end
+  io.write("wrk-statuses {" .. table.concat(parts, ",") .. "}\n")
+end

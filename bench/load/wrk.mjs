@@ -1,0 +1,120 @@
+// HTTP load from wrk (Debian package `wrk`), the default when it is installed: a C load generator
+// costs the two shared cores far less than autocannon in Node. Closed loop, N keep-alive
+// connections; the Lua script (wrk-requests.lua) builds the requests, counts answers by status
+// and stops each thread at its share of the request budget. Latency percentiles come from wrk's
+// own `--latency` distribution (p50, p75, p90, p99).
+import { execFileSync, spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { BENCH_POST_ROLE, ROLES } from '../seed.mjs';
+
+const SCRIPT = path.join(import.meta.dirname, 'wrk-requests.lua');
+/** How long past its duration a wrk run may take before it is killed (a hang, not a slow run). */
+const GRACE_MS = 30_000;
+
+/** The wrk binary on PATH, or undefined. */
+export function findWrk() {
+  try {
+    return execFileSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const UNITS_MS = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "1.23ms" -> 1.23; NaN when wrk printed something else. */
+function milliseconds(text) {
+  const match = /^([\d.]+)(us|ms|s|m|h)$/.exec(text ?? '');
+  return match ? Number(match[1]) * UNITS_MS[match[2]] : NaN;
+}
+
+/** The figures of wrk's text report and of the script's `wrk-statuses` line. */
+export function parseWrkOutput(text) {
+  // wrk pads one-letter units ("1.02s ") to the width of two-letter ones.
+  const percentile = (p) =>
+    milliseconds(new RegExp(`^\\s+${p}%\\s+(\\S+)\\s*$`, 'm').exec(text)?.[1]);
+  const totals = /(\d+) requests in ([\d.]+)(us|ms|s|m|h)/.exec(text);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const statuses = JSON.parse(/^wrk-statuses (.*)$/m.exec(text)?.[1] ?? '{}');
+  return {
+    requests: Number(totals?.[1] ?? 0),
+    durationS: totals ? milliseconds(`${totals[2]}${totals[3]}`) / 1000 : NaN,
+    p50Ms: percentile(50),
+    p90Ms: percentile(90),
+    p99Ms: percentile(99),
+    maxMs: milliseconds(/^\s+Latency\s+\S+\s+\S+\s+(\S+)/m.exec(text)?.[1]),
+    statuses,
+    socketErrors: socket
+      ? { connect: +socket[1], read: +socket[2], write: +socket[3], timeout: +socket[4] }
+      : { connect: 0, read: 0, write: 0, timeout: 0 },
+  };
+}
+
+/**
+ * One wrk run of `endpoint` against `target` (127.0.0.1 only) for `durationS`, at most
+ * `maxRequests` answers. Resolves with req/s of 2xx answers, percentiles and errors.
+ */
+export async function wrkLoad(
+  target,
+  endpoint,
+  { durationS, connections, users, seed, maxRequests },
+) {
+  const url = new URL(target.base);
+  if (url.hostname !== '127.0.0.1')
+    throw new Error(`refusing to load ${target.base}: not 127.0.0.1`);
+  // On two cores one thread is plenty for wrk; more would take CPU from the target.
+  const threads = Math.max(1, Math.min(4, Math.floor(os.cpus().length / 2), connections));
+  const args = [
+    `-t${threads}`,
+    `-c${connections}`,
+    `-d${Math.max(1, Math.round(durationS))}s`,
+    '--timeout',
+    '10s',
+    '--latency',
+    '-s',
+    SCRIPT,
+    target.base,
+    '--',
+    endpoint.key,
+    String(users),
+    String(seed),
+    String(Math.ceil(maxRequests / threads)),
+    `${Date.now().toString(36)}-${target.kind}`,
+    ROLES.join(','),
+    BENCH_POST_ROLE,
+  ];
+  const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const killer = setTimeout(() => process.kill(child.pid, 'SIGKILL'), durationS * 1000 + GRACE_MS);
+  const status = await new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  clearTimeout(killer);
+  if (status.code !== 0) {
+    throw new Error(`wrk ${args.join(' ')} ended ${JSON.stringify(status)}:\n${output}`);
+  }
+  const parsed = parseWrkOutput(output);
+  if (!Number.isFinite(parsed.p99Ms) || !Number.isFinite(parsed.durationS)) {
+    throw new Error(`wrk's report not understood:\n${output}`);
+  }
+  let ok = 0;
+  let non2xx = 0;
+  for (const [code, n] of Object.entries(parsed.statuses)) {
+    if (Number(code) >= 200 && Number(code) < 300) ok += n;
+    else non2xx += n;
+  }
+  const socketErrors = Object.values(parsed.socketErrors).reduce((sum, n) => sum + n, 0);
+  return {
+    count: ok,
+    rps: ok / parsed.durationS,
+    p50Ms: parsed.p50Ms,
+    p90Ms: parsed.p90Ms,
+    p99Ms: parsed.p99Ms,
+    maxMs: parsed.maxMs,
+    errors: non2xx + socketErrors,
+    detail: { statuses: parsed.statuses, socketErrors: parsed.socketErrors },
+  };
+}

@@ -1,0 +1,149 @@
+// The benchmark's report: per endpoint and target, the median of the repetitions and their spread
+// (min–max) of req/s, the median p50 and p99, the ratios service ÷ baseline and service ÷ Express
+// ceiling, and the CPU per request; as markdown on stdout and as JSON for bench/results/.
+import { fmt, median, ratio, round, table } from './format.mjs';
+
+/** The repetitions of one (target, endpoint) pair reduced to medians and a spread. */
+function summarize(runs = []) {
+  if (runs.length === 0) return {};
+  const rps = runs.map((run) => run.rps);
+  const cpu = (part) => median(runs.map((run) => run.cpuUs?.[part]));
+  return {
+    runs: runs.length,
+    rps: median(rps),
+    rpsMin: Math.min(...rps),
+    rpsMax: Math.max(...rps),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    // The noisiest repetition decides whether the figure is trustworthy.
+    otherCpuPct: Math.max(...runs.map((run) => run.otherCpuPct).filter(Number.isFinite)),
+    cpuUs: { app: cpu('app'), postgres: cpu('postgres'), load: cpu('load') },
+  };
+}
+
+/** The goals on this two-core machine (bench/README.md, "Reading the results"). */
+function targetCheck(entry) {
+  if (entry.name.startsWith('gRPC')) {
+    const p99Ratio = ratio(entry.p99Ms, entry.baselineP99Ms);
+    return entry.ratio >= 0.8 && p99Ratio !== null && p99Ratio <= 1.25 && entry.errors === 0
+      ? 'pass (≥0.8×, p99 ≤1.25×)'
+      : 'FAIL (≥0.8×, p99 ≤1.25×)';
+  }
+  if (entry.name === 'GET /health') return entry.errors === 0 ? 'floor' : 'FAIL (errors)';
+  if (entry.name.startsWith('POST')) return entry.errors === 0 ? 'no errors' : 'FAIL (errors)';
+  return entry.ratio >= 0.6 && entry.p99Ms < 20 && entry.errors === 0
+    ? 'pass (≥0.6×, p99 <20 ms)'
+    : 'FAIL (≥0.6×, p99 <20 ms)';
+}
+
+/** One JSON entry per endpoint measured on the service or the baseline. */
+export function entries(list, results) {
+  return list
+    .filter((endpoint) => results.service?.[endpoint.key] ?? results.baseline?.[endpoint.key])
+    .map((endpoint) => {
+      const service = summarize(results.service?.[endpoint.key]);
+      const baseline = summarize(results.baseline?.[endpoint.key]);
+      const bare = summarize(results.express?.[endpoint.key]);
+      const entry = {
+        name: endpoint.name,
+        repetitions: service.runs ?? baseline.runs ?? 0,
+        rps: round(service.rps, 1),
+        rpsMin: round(service.rpsMin, 1),
+        rpsMax: round(service.rpsMax, 1),
+        baselineRps: round(baseline.rps, 1),
+        baselineRpsMin: round(baseline.rpsMin, 1),
+        baselineRpsMax: round(baseline.rpsMax, 1),
+        ratio: round(ratio(service.rps, baseline.rps), 3),
+        p50Ms: round(service.p50Ms, 3),
+        p99Ms: round(service.p99Ms, 3),
+        errors: service.errors ?? null,
+        baselineP50Ms: round(baseline.p50Ms, 3),
+        baselineP99Ms: round(baseline.p99Ms, 3),
+        baselineErrors: baseline.errors ?? null,
+        // The Express 5 ceiling (bench/baseline/express-server.mjs): HTTP only.
+        expressRps: round(bare.rps, 1),
+        expressRpsMin: round(bare.rpsMin, 1),
+        expressRpsMax: round(bare.rpsMax, 1),
+        expressRatio: round(ratio(bare.rps, baseline.rps), 3),
+        expressP99Ms: round(bare.p99Ms, 3),
+        serviceToExpress: round(ratio(service.rps, bare.rps), 3),
+      };
+      // Shown in the tables, not stored: CPU taken by other jobs, and CPU per request.
+      return Object.defineProperties(entry, {
+        other: {
+          value: [service, baseline, bare].map((s) => s.otherCpuPct),
+          enumerable: false,
+        },
+        cpu: { value: { service: service.cpuUs, baseline: baseline.cpuUs }, enumerable: false },
+      });
+    });
+}
+
+const spread = (median, min, max, digits = 0) =>
+  median === null ? '–' : `${fmt(median, digits)} (${fmt(min, digits)}–${fmt(max, digits)})`;
+const times = (r) => (r === null ? '–' : `${r.toFixed(2)}×`);
+
+/** The throughput and latency table, and the CPU-per-request table, as markdown. */
+export function markdown(rows) {
+  const throughput = table(
+    [
+      'endpoint',
+      'service req/s median (min–max)',
+      'baseline req/s',
+      'Express 5 ceiling req/s',
+      'service ÷ baseline',
+      'service ÷ Express',
+      'p99 ms median: service (baseline, Express)',
+      'p50 ms: service (baseline)',
+      'errors (baseline)',
+      'other CPU % max (baseline, Express)',
+      'target',
+    ],
+    rows.map((e) => [
+      `\`${e.name}\``,
+      spread(e.rps, e.rpsMin, e.rpsMax),
+      spread(e.baselineRps, e.baselineRpsMin, e.baselineRpsMax),
+      spread(e.expressRps, e.expressRpsMin, e.expressRpsMax),
+      e.ratio === null ? '–' : `**${e.ratio.toFixed(2)}×**`,
+      e.serviceToExpress === null ? '–' : `**${e.serviceToExpress.toFixed(2)}×**`,
+      `${fmt(e.p99Ms, 2)} (${fmt(e.baselineP99Ms, 2)}, ${fmt(e.expressP99Ms, 2)})`,
+      `${fmt(e.p50Ms, 2)} (${fmt(e.baselineP50Ms, 2)})`,
+      `${e.errors ?? '–'} (${e.baselineErrors ?? '–'})`,
+      `${fmt(e.other[0], 0)} (${fmt(e.other[1], 0)}, ${fmt(e.other[2], 0)})`,
+      e.ratio === null ? '–' : targetCheck(e),
+    ]),
+  );
+  const cpu = (e, kind, part) => e.cpu[kind]?.[part];
+  const cpuTable = table(
+    [
+      'endpoint',
+      'app CPU µs/req',
+      'baseline app',
+      'app ×',
+      'PostgreSQL µs/req (baseline)',
+      'load generator µs/req (baseline)',
+    ],
+    rows.map((e) => [
+      `\`${e.name}\``,
+      fmt(cpu(e, 'service', 'app'), 0),
+      fmt(cpu(e, 'baseline', 'app'), 0),
+      times(ratio(cpu(e, 'service', 'app'), cpu(e, 'baseline', 'app'))),
+      `${fmt(cpu(e, 'service', 'postgres'), 0)} (${fmt(cpu(e, 'baseline', 'postgres'), 0)})`,
+      `${fmt(cpu(e, 'service', 'load'), 0)} (${fmt(cpu(e, 'baseline', 'load'), 0)})`,
+    ]),
+  );
+  return { throughput, cpu: cpuTable };
+}
+
+/** "endpoint/target N%" for every run where other jobs took more than 10% of the CPU. */
+export function noisyRuns(list, results) {
+  return list.flatMap((e) =>
+    Object.entries(results).flatMap(([kind, byKey]) =>
+      (byKey[e.key] ?? [])
+        .map((run, i) => [i + 1, run.otherCpuPct])
+        .filter(([, pct]) => pct > 10)
+        .map(([rep, pct]) => `${e.key}/${kind} #${rep} ${fmt(pct, 0)}%`),
+    ),
+  );
+}

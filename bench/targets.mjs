@@ -1,0 +1,87 @@
+// The processes under test: the built service as deployed, the raw node:http baseline and the
+// Express 5 ceiling (bench/baseline/), each started on free loopback ports through the shared
+// service-process module, with the same database and pool size.
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  buildService,
+  SERVICE_ENTRY,
+  startService,
+  waitUntilReady,
+} from '../scripts/lib/service-process.mjs';
+import { secs } from './format.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+export const RESULTS = path.join(ROOT, 'bench', 'results');
+const ENTRIES = {
+  service: SERVICE_ENTRY,
+  baseline: path.join(ROOT, 'bench', 'baseline', 'http-server.mjs'),
+  express: path.join(ROOT, 'bench', 'baseline', 'express-server.mjs'),
+};
+/** What the benchmark keeps of a target's output: enough for the error message if it dies. */
+const KEEP_CHARS = 64 * 1024;
+
+/** Builds the service when dist/ is older than the sources (unless skipped). */
+export function build({ skipBuild, log }) {
+  if (skipBuild) return;
+  const started = performance.now();
+  buildService({ stdio: 'inherit' });
+  if (!existsSync(SERVICE_ENTRY)) throw new Error(`no ${SERVICE_ENTRY} after the build`);
+  log(`build checked in ${secs(started)} s`);
+}
+
+/**
+ * Starts one target and waits until GET /health/ready answers 200. The service runs as deployed:
+ * NODE_ENV=production and LOG_LEVEL=info, so every request writes its log line, into a pipe this
+ * process drains, as a container runtime would. With `cpuProf`, the process writes a
+ * .cpuprofile when it exits (`profileFile`).
+ */
+export async function startTarget(kind, { url, extraEnv = {}, cpuProf = false, cleanups, log }) {
+  const nodeFlags = [];
+  let profileFile;
+  if (cpuProf) {
+    const dir = path.join(RESULTS, 'profiles');
+    await mkdir(dir, { recursive: true });
+    profileFile = path.join(dir, `${kind}-${Date.now()}.cpuprofile`);
+    nodeFlags.push(
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-name=${path.basename(profileFile)}`,
+    );
+  }
+  const started = performance.now();
+  const target = await startService({
+    name: kind,
+    entry: ENTRIES[kind],
+    nodeFlags,
+    keepChars: KEEP_CHARS,
+    env: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: url,
+      MIGRATE_ON_BOOT: 'false',
+      API_KEYS: 'bench-key',
+      SHUTDOWN_DRAIN_MS: '0',
+      DB_POOL_SIZE: '10',
+      ...extraEnv,
+    },
+  });
+  cleanups.push(() => target.stop());
+  await waitUntilReady(target);
+  log(
+    `${kind} ready in ${secs(started)} s (HTTP ${target.port}, gRPC ${target.grpcPort}, pid ${target.pid})`,
+  );
+  return { ...target, kind, base: target.url, profileFile };
+}
+
+/** Applies migrations/ by booting the service once with MIGRATE_ON_BOOT=true. */
+export async function migrate(url, { cleanups, log }) {
+  const service = await startTarget('service', {
+    url,
+    extraEnv: { MIGRATE_ON_BOOT: 'true', LOG_LEVEL: 'warn' },
+    cleanups,
+    log,
+  });
+  await service.stop();
+}

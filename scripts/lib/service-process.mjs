@@ -1,0 +1,147 @@
+// The built service (`node dist/src/main.js`) as a real process, as a container runs it, for the
+// tests, the benchmark, the soak run and the interop check: spawned on free loopback ports, its
+// output drained from pipes, readiness polled, stopped by its PID with SIGTERM (then SIGKILL).
+import { execFileSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import { freePorts } from './ports.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const SERVICE_ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function signal(pid, name) {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // it exited on its own; the exit event is on its way
+  }
+}
+
+/** Builds dist/ when the sources are newer than it (a no-op after `npm run build`). */
+export function buildService({ stdio = 'ignore' } = {}) {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-needed.mjs')], {
+    cwd: ROOT,
+    stdio: ['ignore', stdio, stdio],
+  });
+}
+
+/**
+ * Spawns `node [nodeFlags] entry` (the service unless `entry` names another server, such as a
+ * benchmark baseline) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
+ * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
+ * full pipe would block the process's logging); `output()` is what they carried, its last
+ * `keepChars` characters (all of it by default: tests assert on it). Does not wait for readiness
+ * (see waitUntilReady): some callers expect the process to fail at boot.
+ */
+export async function startService({
+  env = {},
+  entry = SERVICE_ENTRY,
+  nodeFlags = [],
+  keepChars = Infinity,
+  name = 'service',
+} = {}) {
+  // Reserved together so the two can never be the same port.
+  const [port, grpcPort] = await freePorts(2);
+  const child = spawn(process.execPath, [...nodeFlags, entry], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GRPC_PORT: String(grpcPort),
+      ...env,
+    },
+  });
+  // Raw chunks, the oldest dropped past `keepChars`: a busy service logs a line per request, and
+  // decoding or copying all of it would cost the load generator's CPU in the benchmark.
+  const chunks = [];
+  let size = 0;
+  const keep = (chunk) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    while (size - chunks[0].length >= keepChars) size -= chunks.shift().length;
+  };
+  const output = () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    return text.length > keepChars ? text.slice(-keepChars) : text;
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exitStatus;
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve((exitStatus = { code, signal }))),
+  );
+  return {
+    name,
+    child,
+    pid: child.pid,
+    port,
+    grpcPort,
+    url: `http://127.0.0.1:${port}`,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    output,
+    exited,
+    exitStatus: () => exitStatus,
+    alive: () => exitStatus === undefined,
+    /** SIGTERM, then SIGKILL after `timeoutMs`; resolves with the exit status (at once if gone). */
+    async stop({ timeoutMs = 10_000 } = {}) {
+      if (exitStatus) return exitStatus;
+      signal(child.pid, 'SIGTERM');
+      const status = await Promise.race([exited, sleep(timeoutMs)]);
+      if (status) return status;
+      signal(child.pid, 'SIGKILL');
+      return exited;
+    },
+  };
+}
+
+/** The last `lines` lines of a process's output, indented, for an error message. */
+export function outputTail(service, lines = 40) {
+  return service
+    .output()
+    .split('\n')
+    .filter(Boolean)
+    .slice(-lines)
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+/**
+ * Polls GET /health/ready until it answers 200. Fails at once, with the output, if the process
+ * exits, and after `timeoutMs` otherwise.
+ */
+export async function waitUntilReady(service, { timeoutMs = 60_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = service.exitStatus();
+    if (status) {
+      throw new Error(
+        `${service.name} exited (${status.code ?? status.signal}) before it was ready:\n${outputTail(service)}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${service.name} not ready after ${timeoutMs} ms:\n${outputTail(service)}`);
+    }
+    const ready = await fetch(`${service.url}/health/ready`, {
+      signal: AbortSignal.timeout(1000),
+    }).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) return;
+    await sleep(50);
+  }
+}
+
+/** Polls `check` until it resolves true; fails after `timeoutMs` with `what` in the message. */
+export async function waitFor(what, check, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await sleep(25);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
