@@ -29,6 +29,8 @@ const readJson = <T>(file: string): T => JSON.parse(read(file)) as T;
 // ---------------------------------------------------------------------------------------------
 
 interface PackageJson {
+  name: string;
+  version: string;
   scripts: Record<string, string>;
   engines?: { node?: string };
   dependencies: Record<string, string>;
@@ -108,8 +110,11 @@ interface Stage {
   instructions: Instruction[];
 }
 
-/** Enough of the Dockerfile grammar for this file: comments, continuations, stages. */
-function parseDockerfile(text: string): Stage[] {
+/**
+ * Enough of the Dockerfile grammar for this file: comments, continuations, stages, and the
+ * `ARG NAME=default` lines before the first FROM, whose defaults FROM lines may use.
+ */
+function parseDockerfile(text: string): { globalArgs: Map<string, string>; stages: Stage[] } {
   const logical: string[] = [];
   let pending = '';
   for (const raw of text.split('\n')) {
@@ -123,19 +128,25 @@ function parseDockerfile(text: string): Stage[] {
     pending = '';
   }
   if (pending) logical.push(pending);
+  const globalArgs = new Map<string, string>();
   const stages: Stage[] = [];
   for (const line of logical) {
     const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
     if (!keyword) continue;
     if (keyword.toUpperCase() === 'FROM') {
-      const [image, as, name] = args.split(/\s+/);
+      const [image, as, name] = args
+        .replace(/\$\{(\w+)\}/g, (whole, arg: string) => globalArgs.get(arg) ?? whole)
+        .split(/\s+/);
       stages.push({ image, name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
+    } else if (stages.length === 0) {
+      const arg = keyword.toUpperCase() === 'ARG' ? /^(\w+)=(\S+)$/.exec(args.trim()) : null;
+      if (!arg) throw new Error(`Dockerfile: ${keyword} before FROM`);
+      globalArgs.set(arg[1], arg[2]);
     } else {
-      if (stages.length === 0) throw new Error(`Dockerfile: ${keyword} before FROM`);
       stages.at(-1)!.instructions.push({ keyword: keyword.toUpperCase(), args: args.trim() });
     }
   }
-  return stages;
+  return { globalArgs, stages };
 }
 
 function all(stage: Stage, keyword: string): string[] {
@@ -188,8 +199,31 @@ function healthCheckTarget(command: string): { port: number; path: string } | un
   return undefined;
 }
 
-const dockerfile = parseDockerfile(read('Dockerfile'));
+const { globalArgs: dockerArgs, stages: dockerfile } = parseDockerfile(read('Dockerfile'));
 const runtime = dockerfile.at(-1)!;
+
+/**
+ * `LABEL a="x" b=y` lines of a stage, merged, with `ARG` defaults substituted: the stage's own,
+ * else the global one a bare `ARG NAME` in the stage brings in.
+ */
+function stageLabels(stage: Stage): Map<string, string> {
+  const argDefaults = new Map(
+    all(stage, 'ARG').map((arg) => {
+      const [name, ...value] = arg.split('=');
+      return [name, value.length > 0 ? value.join('=') : (dockerArgs.get(name) ?? '')];
+    }),
+  );
+  const labels = new Map<string, string>();
+  for (const args of all(stage, 'LABEL')) {
+    for (const [, name, quoted, bare] of args.matchAll(/([\w.-]+)=(?:"([^"]*)"|(\S+))/g)) {
+      labels.set(
+        name,
+        (quoted ?? bare).replace(/\$\{(\w+)\}/g, (_, arg: string) => argDefaults.get(arg) ?? ''),
+      );
+    }
+  }
+  return labels;
+}
 
 // ---------------------------------------------------------------------------------------------
 // docker-compose.yml and k8s/
@@ -450,15 +484,38 @@ describe('Dockerfile', () => {
   )?.from;
   const builder = dockerfile.find((stage) => stage.name === builderName);
 
-  it('builds in one stage and runs from another, both on Node from package.json engines', () => {
+  it('builds in one stage and runs from another, both on Node 24 LTS pinned by digest', () => {
     expect(dockerfile.length).toBeGreaterThanOrEqual(2);
     expect(builder).toBeDefined();
     expect(builder).not.toBe(runtime);
-    const engineMajor = Number(/(\d+)/.exec(pkg.engines?.node ?? '')?.[1]);
     for (const stage of [builder!, runtime]) {
-      expect(stage.image).toBe('node:20-bookworm-slim');
-      expect(Number(/^node:(\d+)/.exec(stage.image)?.[1])).toBeGreaterThanOrEqual(engineMajor);
+      expect(stage.image).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
     }
+    expect(builder!.image).toBe(runtime.image);
+  });
+
+  it('runs on a Node version package.json engines accepts', () => {
+    const imageMajor = Number(/^node:(\d+)/.exec(runtime.image)?.[1]);
+    // Each `||` alternative as [lowest major, highest major or Infinity].
+    const ranges = (pkg.engines?.node ?? '').split('||').map((alternative) => {
+      const caret = /^\s*\^(\d+)\.\d+\.\d+\s*$/.exec(alternative);
+      if (caret) return [Number(caret[1]), Number(caret[1])];
+      const atLeast = /^\s*>=(\d+)\.\d+\.\d+\s*$/.exec(alternative);
+      expect([alternative, atLeast !== null]).toEqual([alternative, true]);
+      return [Number(atLeast![1]), Infinity];
+    });
+    expect(ranges.some(([low, high]) => imageMajor >= low && imageMajor <= high)).toBe(true);
+  });
+
+  it('carries the OCI labels, naming the base image it is built on', () => {
+    const labels = stageLabels(runtime);
+    expect(labels.get('org.opencontainers.image.title')).toBe(pkg.name);
+    expect(labels.get('org.opencontainers.image.version')).toBe(pkg.version);
+    expect(labels.get('org.opencontainers.image.revision')).toBeTruthy();
+    expect(labels.get('org.opencontainers.image.description')).toBeTruthy();
+    const [base, digest] = runtime.image.split('@');
+    expect(labels.get('org.opencontainers.image.base.name')).toBe(`docker.io/library/${base}`);
+    expect(labels.get('org.opencontainers.image.base.digest')).toBe(digest);
   });
 
   it('builder installs everything, copies what the build compiles, and builds', () => {
