@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks the contracts other teams consume: proto/ with `buf lint` (buf.yaml) and `buf breaking`
-# against the proto/ of a base commit. Run from anywhere; .ci/run calls it after the build.
+# against the proto/ of a base commit, then the OpenAPI document of the built service with Redocly
+# (scripts/ci/openapi-lint.mjs). Run from anywhere after `npm run build`; .ci/run calls it right
+# after its build step.
 #
 # The base commit, first match wins:
 #   1. BUF_AGAINST_REF, when set (e.g. a pull request's target branch in a CI that sets it);
@@ -45,17 +47,19 @@ echo "--- buf breaking against proto/ at $(git log -1 --format='%h %s' "$base")"
 if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
   echo 'note: shallow clone; the base may be newer than the real merge base'
 fi
-if ! git cat-file -e "$base:proto" 2>/dev/null; then
+if git cat-file -e "$base:proto" 2>/dev/null; then
+  # The base's proto/ beside today's buf.yaml (the base may predate it), so both sides are built
+  # the same way. A plain directory rather than buf's `.git#ref=` input, which needs a .git
+  # directory (a worktree has a .git file) and the full history in buf's own clone.
+  against=$(mktemp -d)
+  trap 'rm -rf "$against"' EXIT
+  git archive "$base" proto | tar -x -C "$against"
+  cp buf.yaml "$against/"
+  "$buf" breaking --against "$against"
+  echo 'buf breaking: compatible'
+else
   echo "buf breaking: no proto/ at $base; nothing to compare"
-  exit 0
 fi
 
-# The base's proto/ beside today's buf.yaml (the base may predate it), so both sides are built the
-# same way. A plain directory rather than buf's `.git#ref=` input, which needs a .git directory
-# (a worktree has a .git file) and the full history in buf's own clone.
-against=$(mktemp -d)
-trap 'rm -rf "$against"' EXIT
-git archive "$base" proto | tar -x -C "$against"
-cp buf.yaml "$against/"
-"$buf" breaking --against "$against"
-echo 'buf breaking: compatible'
+echo '--- redocly lint of GET /docs-json (redocly.yaml: recommended; .redocly.lint-ignore.yaml)'
+node scripts/ci/openapi-lint.mjs
