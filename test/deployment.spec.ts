@@ -1170,6 +1170,12 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         ).not.toThrow();
       });
 
+      it('gets no mesh sidecar, which would keep the Job from completing', () => {
+        const annotations = job.spec?.template.metadata?.annotations ?? {};
+        expect(annotations['sidecar.istio.io/inject']).toBe('false');
+        expect(annotations['linkerd.io/inject']).toBe('disabled');
+      });
+
       it('retries a bounded number of times and cleans up after itself', () => {
         expect(['Never', 'OnFailure']).toContain(jobPodSpec.restartPolicy);
         expect(job.spec?.backoffLimit).toBeGreaterThanOrEqual(1);
