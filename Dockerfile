@@ -1,9 +1,17 @@
 # syntax=docker/dockerfile:1
 # Users service image: `docker build -t users-service .`
-# Checked by test/deployment.spec.ts (paths, ports, user, health check, command).
+# Checked by test/deployment.spec.ts (paths, ports, user, health check, command, base image, labels).
+# Labels that only CI knows: `--build-arg REVISION=$(git rev-parse HEAD) --build-arg VERSION=1.0.1`.
+
+# Node 24, the active LTS (Node 20 reached end of life on 2026-04-30; nestjs-pino and file-type
+# require 22+). Pinned by digest so a rebuild gets the same base: the digest public builds pinned
+# for node:24-bookworm-slim (Node 24.18.0) in July 2026. To move it, take the current one from
+# `docker buildx imagetools inspect node:24-bookworm-slim` (or let Renovate/Dependabot do it).
+ARG NODE_TAG=24-bookworm-slim
+ARG NODE_DIGEST=sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 # ---- build: all dependencies, TypeScript -> dist/ -------------------------------------------------
-FROM node:20-bookworm-slim AS builder
+FROM node:${NODE_TAG}@${NODE_DIGEST} AS builder
 WORKDIR /app
 # Dependencies first, so this layer is reused while only the sources change. No install scripts:
 # the build (tsc through the Nest CLI) needs none of them.
@@ -16,7 +24,18 @@ COPY migrations ./migrations
 RUN npm run build
 
 # ---- runtime: production dependencies and the compiled service only ------------------------------
-FROM node:20-bookworm-slim AS runtime
+FROM node:${NODE_TAG}@${NODE_DIGEST} AS runtime
+ARG NODE_TAG
+ARG NODE_DIGEST
+ARG VERSION=1.0.0
+ARG REVISION=unknown
+# OCI annotations: what registries, scanners and `docker inspect` show about the image.
+LABEL org.opencontainers.image.title="users-service" \
+      org.opencontainers.image.description="Users REST and gRPC service on NestJS and PostgreSQL" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="docker.io/library/node:${NODE_TAG}" \
+      org.opencontainers.image.base.digest="${NODE_DIGEST}"
 ENV NODE_ENV=production \
     NPM_CONFIG_CACHE=/tmp/.npm \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
@@ -42,7 +61,7 @@ COPY scripts/build-if-needed.mjs ./scripts/build-if-needed.mjs
 USER 1000
 # HTTP and gRPC (PORT and GRPC_PORT defaults).
 EXPOSE 3000 5000
-# Liveness only: /health never waits on the database. Node 20 has a global fetch.
+# Liveness only: /health never waits on the database. Node has a global fetch (no curl here).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (drain, then close; see src/main.ts).

@@ -7,8 +7,9 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
@@ -16,9 +17,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import { EnvironmentVariables, validateEnv } from '../src/config/env.validation.js';
+import { MetricsController } from '../src/observability/metrics.controller.js';
 import { HealthController } from '../src/utility/health.controller.js';
+import {
+  type K8sObject,
+  kubectlAvailable,
+  listOverlays,
+  parseKustomizeEnv,
+  parseYamlObjects,
+  readKustomization,
+  renderOverlay,
+} from './k8s-render.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
@@ -29,6 +40,8 @@ const readJson = <T>(file: string): T => JSON.parse(read(file)) as T;
 // ---------------------------------------------------------------------------------------------
 
 interface PackageJson {
+  name: string;
+  version: string;
   scripts: Record<string, string>;
   engines?: { node?: string };
   dependencies: Record<string, string>;
@@ -75,15 +88,19 @@ function environmentVariableNames(): string[] {
 const envClassNames = environmentVariableNames();
 const envDefaults = new EnvironmentVariables();
 
-/** GET routes of HealthController, from Nest's own route metadata, by handler name. */
-function healthRoute(handler: 'live' | 'ready'): string {
-  const method = HealthController.prototype[handler];
+/** The path of a GET handler, from Nest's own route metadata. */
+function getRoute(controller: object, method: (...args: never[]) => unknown): string {
   expect(Reflect.getMetadata(METHOD_METADATA, method)).toBe(RequestMethod.GET);
   const parts = [
-    Reflect.getMetadata(PATH_METADATA, HealthController) as string,
+    Reflect.getMetadata(PATH_METADATA, controller) as string,
     Reflect.getMetadata(PATH_METADATA, method) as string,
   ];
   return '/' + parts.flatMap((part) => part.split('/').filter(Boolean)).join('/');
+}
+
+/** GET routes of HealthController, by handler name. */
+function healthRoute(handler: 'live' | 'ready'): string {
+  return getRoute(HealthController, HealthController.prototype[handler]);
 }
 
 /** `npm run <script>` as an argv array -> the script name, or undefined for anything else. */
@@ -108,8 +125,11 @@ interface Stage {
   instructions: Instruction[];
 }
 
-/** Enough of the Dockerfile grammar for this file: comments, continuations, stages. */
-function parseDockerfile(text: string): Stage[] {
+/**
+ * Enough of the Dockerfile grammar for this file: comments, continuations, stages, and the
+ * `ARG NAME=default` lines before the first FROM, whose defaults FROM lines may use.
+ */
+function parseDockerfile(text: string): { globalArgs: Map<string, string>; stages: Stage[] } {
   const logical: string[] = [];
   let pending = '';
   for (const raw of text.split('\n')) {
@@ -123,19 +143,25 @@ function parseDockerfile(text: string): Stage[] {
     pending = '';
   }
   if (pending) logical.push(pending);
+  const globalArgs = new Map<string, string>();
   const stages: Stage[] = [];
   for (const line of logical) {
     const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
     if (!keyword) continue;
     if (keyword.toUpperCase() === 'FROM') {
-      const [image, as, name] = args.split(/\s+/);
+      const [image, as, name] = args
+        .replace(/\$\{(\w+)\}/g, (whole, arg: string) => globalArgs.get(arg) ?? whole)
+        .split(/\s+/);
       stages.push({ image, name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
+    } else if (stages.length === 0) {
+      const arg = keyword.toUpperCase() === 'ARG' ? /^(\w+)=(\S+)$/.exec(args.trim()) : null;
+      if (!arg) throw new Error(`Dockerfile: ${keyword} before FROM`);
+      globalArgs.set(arg[1], arg[2]);
     } else {
-      if (stages.length === 0) throw new Error(`Dockerfile: ${keyword} before FROM`);
       stages.at(-1)!.instructions.push({ keyword: keyword.toUpperCase(), args: args.trim() });
     }
   }
-  return stages;
+  return { globalArgs, stages };
 }
 
 function all(stage: Stage, keyword: string): string[] {
@@ -188,8 +214,31 @@ function healthCheckTarget(command: string): { port: number; path: string } | un
   return undefined;
 }
 
-const dockerfile = parseDockerfile(read('Dockerfile'));
+const { globalArgs: dockerArgs, stages: dockerfile } = parseDockerfile(read('Dockerfile'));
 const runtime = dockerfile.at(-1)!;
+
+/**
+ * `LABEL a="x" b=y` lines of a stage, merged, with `ARG` defaults substituted: the stage's own,
+ * else the global one a bare `ARG NAME` in the stage brings in.
+ */
+function stageLabels(stage: Stage): Map<string, string> {
+  const argDefaults = new Map(
+    all(stage, 'ARG').map((arg) => {
+      const [name, ...value] = arg.split('=');
+      return [name, value.length > 0 ? value.join('=') : (dockerArgs.get(name) ?? '')];
+    }),
+  );
+  const labels = new Map<string, string>();
+  for (const args of all(stage, 'LABEL')) {
+    for (const [, name, quoted, bare] of args.matchAll(/([\w.-]+)=(?:"([^"]*)"|(\S+))/g)) {
+      labels.set(
+        name,
+        (quoted ?? bare).replace(/\$\{(\w+)\}/g, (_, arg: string) => argDefaults.get(arg) ?? ''),
+      );
+    }
+  }
+  return labels;
+}
 
 // ---------------------------------------------------------------------------------------------
 // docker-compose.yml and k8s/
@@ -246,20 +295,12 @@ function composeSeconds(duration: string): number {
   return parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit], 0);
 }
 
-interface K8sDocument {
-  file: string;
-  object: { apiVersion?: string; kind?: string; metadata?: { name?: string } };
-}
 const k8sDir = path.join(root, 'k8s');
-const k8sFiles = readdirSync(k8sDir)
-  .filter((file) => /\.ya?ml$/.test(file))
-  .sort();
-const k8sDocuments: K8sDocument[] = k8sFiles.flatMap((file) =>
-  parseAllDocuments(readFileSync(path.join(k8sDir, file), 'utf8')).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.join('; ')}`);
-    return { file, object: doc.toJS() as K8sDocument['object'] };
-  }),
-);
+const baseDir = path.join(k8sDir, 'base');
+const yamlFiles = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((file) => /\.ya?ml$/.test(file))
+    .sort();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ModelClass = new (data: any) => { validate(): void };
@@ -267,41 +308,82 @@ const MODELS: Record<string, ModelClass> = {
   'v1/ConfigMap': ConfigMap,
   'v1/Secret': Secret,
   'v1/Service': Service,
+  'v1/ServiceAccount': ServiceAccount,
   'apps/v1/Deployment': Deployment,
   'batch/v1/Job': Job,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
-const KUSTOMIZATION = 'kustomize.config.k8s.io/v1beta1/Kustomization';
+/** Custom resources kubernetes-models has no schema for: checked by their own tests below. */
+const STRUCTURAL = ['monitoring.coreos.com/v1/ServiceMonitor'];
 
-function only(kind: string): K8sDocument {
-  const found = k8sDocuments.filter((doc) => doc.object.kind === kind);
-  expect(found.map((doc) => `${doc.file}: ${kind}`)).toHaveLength(1);
-  return found[0];
+interface ServiceMonitorObject extends K8sObject {
+  spec: {
+    selector?: { matchLabels?: Record<string, string> };
+    endpoints?: { port?: string; path?: string; interval?: string; scrapeTimeout?: string }[];
+  };
 }
 
-const deployment = new Deployment(
-  only('Deployment').object as ConstructorParameters<typeof Deployment>[0],
+/** The one object of a kind in a render. */
+function only<T>(objects: K8sObject[], kind: string, Model: new (data: never) => T): T {
+  const found = objects.filter((object) => object.kind === kind);
+  expect(found.map((object) => `${kind} ${object.metadata?.name}`)).toHaveLength(1);
+  return new Model(found[0] as never);
+}
+
+/** The secret example is not rendered (it is not a resource of any kustomization). */
+const secret = new Secret(
+  parseYamlObjects(read('k8s/base/secret.example.yaml'), 'secret.example.yaml')[0] as never,
 );
-const job = new Job(only('Job').object as ConstructorParameters<typeof Job>[0]);
-const service = new Service(only('Service').object as ConstructorParameters<typeof Service>[0]);
-const configMap = new ConfigMap(
-  only('ConfigMap').object as ConstructorParameters<typeof ConfigMap>[0],
-);
-const secret = new Secret(only('Secret').object as ConstructorParameters<typeof Secret>[0]);
-const pdb = new PodDisruptionBudget(
-  only('PodDisruptionBudget').object as ConstructorParameters<typeof PodDisruptionBudget>[0],
-);
-const hpa = new HorizontalPodAutoscaler(
-  only('HorizontalPodAutoscaler').object as ConstructorParameters<
-    typeof HorizontalPodAutoscaler
-  >[0],
-);
-const podSpec = deployment.spec!.template.spec!;
-const container = podSpec.containers[0];
-const jobPodSpec = job.spec!.template.spec!;
-const cmData = configMap.data ?? {};
 const secretData = secret.stringData ?? {};
+
+/** An overlay as kubectl would apply it, with its objects picked out by kind. */
+function loadOverlay(overlay: string) {
+  const dir = path.join(k8sDir, 'overlays', overlay);
+  const { renderer, objects } = renderOverlay(dir);
+  const deployment = only(objects, 'Deployment', Deployment);
+  const job = only(objects, 'Job', Job);
+  const configMap = only(objects, 'ConfigMap', ConfigMap);
+  const serviceMonitors = objects.filter((object) => object.kind === 'ServiceMonitor');
+  return {
+    overlay,
+    dir,
+    renderer,
+    objects,
+    kustomization: readKustomization(dir),
+    deployment,
+    job,
+    configMap,
+    service: only(objects, 'Service', Service),
+    serviceAccount: only(objects, 'ServiceAccount', ServiceAccount),
+    networkPolicy: only(objects, 'NetworkPolicy', NetworkPolicy),
+    pdb: only(objects, 'PodDisruptionBudget', PodDisruptionBudget),
+    hpa: only(objects, 'HorizontalPodAutoscaler', HorizontalPodAutoscaler),
+    serviceMonitors: serviceMonitors as ServiceMonitorObject[],
+    podSpec: deployment.spec!.template.spec!,
+    container: deployment.spec!.template.spec!.containers[0],
+    jobPodSpec: job.spec!.template.spec!,
+    cmData: configMap.data ?? {},
+  };
+}
+type Overlay = ReturnType<typeof loadOverlay>;
+
+const overlays = listOverlays(k8sDir).map(loadOverlay);
+const prod = overlays.find((overlay) => overlay.overlay === 'prod')!;
+
+/**
+ * A variable as a container sees it: its own env first, then the ConfigMap, then the default in
+ * EnvironmentVariables.
+ */
+function effectiveNumber(
+  manifests: Overlay,
+  spec: IContainer,
+  name: 'SHUTDOWN_DRAIN_MS' | 'SHUTDOWN_TIMEOUT_MS',
+): number {
+  const own = spec.env?.find((variable) => variable.name === name)?.value;
+  return Number(own ?? manifests.cmData[name] ?? envDefaults[name]);
+}
 
 const defaultPort = envDefaults.PORT;
 const defaultGrpcPort = envDefaults.GRPC_PORT;
@@ -450,15 +532,38 @@ describe('Dockerfile', () => {
   )?.from;
   const builder = dockerfile.find((stage) => stage.name === builderName);
 
-  it('builds in one stage and runs from another, both on Node from package.json engines', () => {
+  it('builds in one stage and runs from another, both on Node 24 LTS pinned by digest', () => {
     expect(dockerfile.length).toBeGreaterThanOrEqual(2);
     expect(builder).toBeDefined();
     expect(builder).not.toBe(runtime);
-    const engineMajor = Number(/(\d+)/.exec(pkg.engines?.node ?? '')?.[1]);
     for (const stage of [builder!, runtime]) {
-      expect(stage.image).toBe('node:20-bookworm-slim');
-      expect(Number(/^node:(\d+)/.exec(stage.image)?.[1])).toBeGreaterThanOrEqual(engineMajor);
+      expect(stage.image).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
     }
+    expect(builder!.image).toBe(runtime.image);
+  });
+
+  it('runs on a Node version package.json engines accepts', () => {
+    const imageMajor = Number(/^node:(\d+)/.exec(runtime.image)?.[1]);
+    // Each `||` alternative as [lowest major, highest major or Infinity].
+    const ranges = (pkg.engines?.node ?? '').split('||').map((alternative) => {
+      const caret = /^\s*\^(\d+)\.\d+\.\d+\s*$/.exec(alternative);
+      if (caret) return [Number(caret[1]), Number(caret[1])];
+      const atLeast = /^\s*>=(\d+)\.\d+\.\d+\s*$/.exec(alternative);
+      expect([alternative, atLeast !== null]).toEqual([alternative, true]);
+      return [Number(atLeast![1]), Infinity];
+    });
+    expect(ranges.some(([low, high]) => imageMajor >= low && imageMajor <= high)).toBe(true);
+  });
+
+  it('carries the OCI labels, naming the base image it is built on', () => {
+    const labels = stageLabels(runtime);
+    expect(labels.get('org.opencontainers.image.title')).toBe(pkg.name);
+    expect(labels.get('org.opencontainers.image.version')).toBe(pkg.version);
+    expect(labels.get('org.opencontainers.image.revision')).toBeTruthy();
+    expect(labels.get('org.opencontainers.image.description')).toBeTruthy();
+    const [base, digest] = runtime.image.split('@');
+    expect(labels.get('org.opencontainers.image.base.name')).toBe(`docker.io/library/${base}`);
+    expect(labels.get('org.opencontainers.image.base.digest')).toBe(digest);
   });
 
   it('builder installs everything, copies what the build compiles, and builds', () => {
@@ -545,7 +650,7 @@ describe('Dockerfile', () => {
     const uid = Number(user!.split(':')[0]);
     expect(uid).toBeGreaterThan(0);
     // The uid each container actually runs as: its own securityContext first, then the pod's.
-    for (const spec of [podSpec, jobPodSpec]) {
+    for (const spec of overlays.flatMap((o) => [o.podSpec, o.jobPodSpec])) {
       for (const c of spec.containers) {
         const runAs = c.securityContext?.runAsUser ?? spec.securityContext?.runAsUser;
         expect([c.name, runAs]).toEqual([c.name, uid]);
@@ -576,8 +681,8 @@ describe('Dockerfile', () => {
   it('gives npm a writable cache outside the read-only root filesystem', () => {
     const cache = stageEnv(runtime).get('NPM_CONFIG_CACHE');
     expect(cache).toMatch(/^\/tmp\//);
-    const mounts = jobPodSpec.containers[0].volumeMounts ?? [];
-    const volumes = new Map((jobPodSpec.volumes ?? []).map((v) => [v.name, v]));
+    const mounts = prod.jobPodSpec.containers[0].volumeMounts ?? [];
+    const volumes = new Map((prod.jobPodSpec.volumes ?? []).map((v) => [v.name, v]));
     const writable = mounts.filter(
       (mount) => !mount.readOnly && volumes.get(mount.name)?.emptyDir !== undefined,
     );
@@ -723,295 +828,501 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe('Kubernetes manifests', () => {
-  const resources = k8sDocuments.filter(
-    (doc) => `${doc.object.apiVersion}/${doc.object.kind}` !== KUSTOMIZATION,
-  );
-
-  it.each(resources.map((doc) => [`${doc.file}: ${doc.object.kind}`, doc] as const))(
-    '%s is valid against the Kubernetes schema',
-    (_name, doc) => {
-      const type = `${doc.object.apiVersion}/${doc.object.kind}`;
-      expect(Object.keys(MODELS)).toContain(type);
-      expect(() => new MODELS[type](doc.object).validate()).not.toThrow();
-    },
-  );
-
-  it('labels every resource and pod app.kubernetes.io/name=users-service', () => {
-    expect(resources.length).toBe(k8sFiles.length - 1);
-    for (const { file, object } of resources) {
-      const labels = (object.metadata as { labels?: Record<string, string> })?.labels ?? {};
-      expect([file, labels['app.kubernetes.io/name']]).toEqual([file, 'users-service']);
-    }
-    for (const template of [deployment.spec!.template, job.spec!.template]) {
-      expect(template.metadata?.labels?.['app.kubernetes.io/name']).toBe('users-service');
-    }
-  });
-
-  it('kustomization lists every manifest except the secret example, and sets the image', () => {
-    const kustomization = k8sDocuments.filter(
-      (doc) => `${doc.object.apiVersion}/${doc.object.kind}` === KUSTOMIZATION,
-    );
-    expect(kustomization.map((doc) => doc.file)).toEqual(['kustomization.yaml']);
-    const { resources, images } = kustomization[0].object as {
-      resources?: string[];
-      images?: { name: string; newName?: string; newTag?: string }[];
-    };
-    expect([...(resources ?? [])].sort()).toEqual(
-      k8sFiles.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml'),
-    );
-    expect(images?.map((image) => image.name)).toEqual([container.image]);
-    expect(jobPodSpec.containers[0].image).toBe(container.image);
-  });
-
-  describe('ConfigMap and Secret', () => {
-    it('only hold variables the service reads', () => {
-      for (const name of [...Object.keys(cmData), ...Object.keys(secretData)]) {
-        expect([name, envExample.has(name)]).toEqual([name, true]);
-      }
-      expect(Object.keys(secretData).sort()).toEqual(['API_KEYS', 'DATABASE_URL']);
-      // Secrets never in the ConfigMap.
-      expect(Object.keys(cmData).filter((name) => name in secretData)).toEqual([]);
-      expect(secret.data).toBeUndefined();
-    });
-
-    it('hold values the service accepts: production, a real database, no migration at boot', () => {
-      const env = { ...cmData, ...secretData };
-      expect(() => validateEnv(env)).not.toThrow();
-      expect(cmData.NODE_ENV).toBe('production');
-      expect(cmData.MIGRATE_ON_BOOT).toBe('false');
-      expect(Number(cmData.PORT)).toBe(Number(envExample.get('PORT')));
-      expect(Number(cmData.GRPC_PORT)).toBe(Number(envExample.get('GRPC_PORT')));
-    });
-
-    it('the secret example holds obviously fake values', () => {
-      for (const [name, value] of Object.entries(secretData)) {
-        expect([name, /change-me/i.test(value)]).toEqual([name, true]);
-      }
-      expect(new URL(secretData.DATABASE_URL).hostname).toMatch(/\.(invalid|example)$/);
-    });
-  });
-
-  describe('Deployment', () => {
-    it('runs 2 replicas and rolls out without losing capacity', () => {
-      expect(deployment.spec?.replicas).toBe(2);
-      expect(deployment.spec?.strategy?.rollingUpdate?.maxUnavailable).toBe(0);
-      expect(
-        labelsMatch(
-          deployment.spec?.selector.matchLabels,
-          deployment.spec?.template.metadata?.labels,
-        ),
-      ).toBe(true);
-      // The migration Job's pods must not count as Deployment (or Service, PDB) pods.
-      expect(
-        labelsMatch(deployment.spec?.selector.matchLabels, job.spec?.template.metadata?.labels),
-      ).toBe(false);
-    });
-
-    it('names the container ports http and grpc, on the configured ports', () => {
-      expect(podSpec.containers).toHaveLength(1);
-      expect(containerPort(container, 'http')).toBe(defaultPort);
-      expect(containerPort(container, 'grpc')).toBe(defaultGrpcPort);
-      expect(containerPort(container, 'http')).toBe(Number(cmData.PORT));
-      expect(containerPort(container, 'grpc')).toBe(Number(cmData.GRPC_PORT));
-    });
-
-    it('probes the health routes of HealthController', () => {
-      const httpGet = (probe: IProbe | undefined) => ({
-        path: probe?.httpGet?.path,
-        port: probe?.httpGet?.port,
-      });
-      expect(httpGet(container.startupProbe)).toEqual({ path: healthRoute('live'), port: 'http' });
-      expect(httpGet(container.livenessProbe)).toEqual({ path: healthRoute('live'), port: 'http' });
-      expect(httpGet(container.readinessProbe)).toEqual({
-        path: healthRoute('ready'),
-        port: 'http',
-      });
-    });
-
-    it('gives boot time to the startup probe and reacts quickly to readiness', () => {
-      const budget = (probe: IProbe | undefined) =>
-        (probe?.periodSeconds ?? 10) * (probe?.failureThreshold ?? 3) * 1000;
-      // Nest listens only after TypeORM connected, retrying DB_RETRY_ATTEMPTS times.
-      const retryDelay = Number(
-        /retryDelay:\s*([\d_]+)/.exec(read('src/database/database.module.ts'))?.[1],
-      );
-      expect(retryDelay).toBeGreaterThan(0);
-      const connectWorstCase =
-        Number(cmData.DB_RETRY_ATTEMPTS) * (Number(cmData.DB_CONNECT_TIMEOUT_MS) + retryDelay);
-      expect(budget(container.startupProbe)).toBeGreaterThan(connectWorstCase);
-      // Readiness answers within about a second (a bounded SELECT 1).
-      expect(container.readinessProbe?.timeoutSeconds ?? 1).toBeGreaterThanOrEqual(2);
-      expect(budget(container.readinessProbe)).toBeLessThanOrEqual(
-        Number(cmData.SHUTDOWN_DRAIN_MS) * 3,
-      );
-      expect(container.livenessProbe?.failureThreshold ?? 3).toBeGreaterThanOrEqual(3);
-    });
-
-    it('reads its environment from the ConfigMap and the Secret', () => {
-      const sources = (container.envFrom ?? []).map((from) => ({
-        configMap: from.configMapRef?.name,
-        secret: from.secretRef?.name,
-      }));
-      expect(sources).toEqual([
-        { configMap: configMap.metadata?.name, secret: undefined },
-        { configMap: undefined, secret: secret.metadata?.name },
-      ]);
-      for (const name of envNames(container))
-        expect([name, envExample.has(name)]).toEqual([name, true]);
-    });
-
-    it('outlives the drain and the shutdown timeout after SIGTERM', () => {
-      const drain = Number(cmData.SHUTDOWN_DRAIN_MS);
-      const timeout = Number(cmData.SHUTDOWN_TIMEOUT_MS);
-      expect(drain).toBeGreaterThan(0);
-      const grace = (podSpec.terminationGracePeriodSeconds ?? 30) * 1000;
-      // Strictly longer, with a margin for Nest's own close and the pool.
-      expect(grace).toBeGreaterThanOrEqual(drain + timeout + 5000);
-      expect(container.lifecycle?.preStop).toBeUndefined();
-    });
-
-    it('requests resources (the HPA scales on CPU) and limits memory', () => {
-      expect(container.resources?.requests?.cpu).toBeDefined();
-      expect(container.resources?.requests?.memory).toBeDefined();
-      expect(container.resources?.limits?.memory).toBeDefined();
-    });
-  });
-
-  /** The "restricted" Pod Security Standard, plus a writable /tmp for a read-only root. */
-  function expectRestricted(spec: IPodSpec): void {
-    expect(spec.hostNetwork ?? false).toBe(false);
-    expect(spec.hostPID ?? false).toBe(false);
-    expect(spec.hostIPC ?? false).toBe(false);
-    const allowedVolumes = [
-      'configMap',
-      'csi',
-      'downwardAPI',
-      'emptyDir',
-      'ephemeral',
-      'persistentVolumeClaim',
-      'projected',
-      'secret',
-    ];
-    for (const volume of spec.volumes ?? []) {
-      const kinds = Object.keys(volume).filter((key) => key !== 'name');
-      expect(kinds.filter((kind) => !allowedVolumes.includes(kind))).toEqual([]);
-    }
-    const pod = spec.securityContext ?? {};
-    // Pod-level settings may not loosen what the containers set.
-    expect(pod.runAsNonRoot).not.toBe(false);
-    expect(pod.runAsUser).not.toBe(0);
-    if (pod.seccompProfile)
-      expect(['RuntimeDefault', 'Localhost']).toContain(pod.seccompProfile.type);
-    for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) {
-      const sc = c.securityContext ?? {};
-      expect([c.name, sc.runAsNonRoot ?? pod.runAsNonRoot]).toEqual([c.name, true]);
-      expect(sc.runAsUser ?? pod.runAsUser).toBeGreaterThan(0);
-      expect(sc.privileged ?? false).toBe(false);
-      expect(sc.allowPrivilegeEscalation).toBe(false);
-      expect(sc.capabilities?.drop).toContain('ALL');
-      expect((sc.capabilities?.add ?? []).filter((cap) => cap !== 'NET_BIND_SERVICE')).toEqual([]);
-      expect(['RuntimeDefault', 'Localhost']).toContain(
-        (sc.seccompProfile ?? pod.seccompProfile)?.type,
-      );
-      expect(sc.readOnlyRootFilesystem).toBe(true);
-      const tmp = c.volumeMounts?.find((mount) => mount.mountPath === '/tmp');
-      expect(spec.volumes?.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
-      expect(c.ports?.some((port) => port.hostPort !== undefined) ?? false).toBe(false);
-    }
-    expect(spec.automountServiceAccountToken).toBe(false);
+/** The "restricted" Pod Security Standard, plus a writable /tmp for a read-only root. */
+function expectRestricted(spec: IPodSpec): void {
+  expect(spec.hostNetwork ?? false).toBe(false);
+  expect(spec.hostPID ?? false).toBe(false);
+  expect(spec.hostIPC ?? false).toBe(false);
+  const allowedVolumes = [
+    'configMap',
+    'csi',
+    'downwardAPI',
+    'emptyDir',
+    'ephemeral',
+    'persistentVolumeClaim',
+    'projected',
+    'secret',
+  ];
+  for (const volume of spec.volumes ?? []) {
+    const kinds = Object.keys(volume).filter((key) => key !== 'name');
+    expect(kinds.filter((kind) => !allowedVolumes.includes(kind))).toEqual([]);
   }
+  const pod = spec.securityContext ?? {};
+  // Pod-level settings may not loosen what the containers set.
+  expect(pod.runAsNonRoot).not.toBe(false);
+  expect(pod.runAsUser).not.toBe(0);
+  if (pod.seccompProfile)
+    expect(['RuntimeDefault', 'Localhost']).toContain(pod.seccompProfile.type);
+  for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) {
+    const sc = c.securityContext ?? {};
+    expect([c.name, sc.runAsNonRoot ?? pod.runAsNonRoot]).toEqual([c.name, true]);
+    expect(sc.runAsUser ?? pod.runAsUser).toBeGreaterThan(0);
+    expect(sc.privileged ?? false).toBe(false);
+    expect(sc.allowPrivilegeEscalation).toBe(false);
+    expect(sc.capabilities?.drop).toContain('ALL');
+    expect((sc.capabilities?.add ?? []).filter((cap) => cap !== 'NET_BIND_SERVICE')).toEqual([]);
+    expect(['RuntimeDefault', 'Localhost']).toContain(
+      (sc.seccompProfile ?? pod.seccompProfile)?.type,
+    );
+    expect(sc.readOnlyRootFilesystem).toBe(true);
+    const tmp = c.volumeMounts?.find((mount) => mount.mountPath === '/tmp');
+    expect(spec.volumes?.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
+    expect(c.ports?.some((port) => port.hostPort !== undefined) ?? false).toBe(false);
+  }
+  expect(spec.automountServiceAccountToken).toBe(false);
+}
 
-  it('Deployment pods meet the restricted Pod Security Standard', () => {
-    expectRestricted(podSpec);
+describe('Kubernetes layout (k8s/base, k8s/overlays)', () => {
+  const base = readKustomization(baseDir);
+
+  it('has a dev and a prod overlay, each built on k8s/base', () => {
+    expect(overlays.map((o) => o.overlay)).toEqual(['dev', 'prod']);
+    for (const { kustomization } of overlays) {
+      expect(kustomization.resources).toContain('../../base');
+    }
   });
 
-  it('migration Job pods meet the restricted Pod Security Standard', () => {
-    expectRestricted(jobPodSpec);
+  it('base lists every manifest except the secret example, and generates the ConfigMap', () => {
+    expect([...(base.resources ?? [])].sort()).toEqual(
+      yamlFiles(baseDir).filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml'),
+    );
+    // A generated ConfigMap's name carries a hash of its data: a change rolls the pods.
+    const generator = base.configMapGenerator?.find((g) => g.name === 'users-service-config');
+    expect(generator?.envs).toEqual(['config.env']);
+    expect(generator?.options?.labels?.['app.kubernetes.io/name']).toBe('users-service');
   });
 
-  describe('migration Job', () => {
-    const migrate = jobPodSpec.containers[0];
-
-    it('runs an npm script that exists, once, with the service image and settings', () => {
-      const script = npmRunScript(migrate.command ?? migrate.args);
-      expect(script).toBe('migration:run');
-      expect(pkg.scripts[script!]).toBeDefined();
-      expect(jobPodSpec.containers).toHaveLength(1);
-      expect(migrate.image).toBe(container.image);
-      expect(migrate.envFrom).toEqual(container.envFrom);
-      for (const name of envNames(migrate))
-        expect([name, envExample.has(name)]).toEqual([name, true]);
-      expect(() =>
-        validateEnv({
-          ...cmData,
-          ...secretData,
-          ...Object.fromEntries((migrate.env ?? []).map((e) => [e.name, e.value])),
-        }),
-      ).not.toThrow();
-    });
-
-    it('retries a bounded number of times and cleans up after itself', () => {
-      expect(['Never', 'OnFailure']).toContain(jobPodSpec.restartPolicy);
-      expect(job.spec?.backoffLimit).toBeGreaterThanOrEqual(1);
-      expect(job.spec?.backoffLimit).toBeLessThanOrEqual(6);
-      expect(job.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
-    });
+  it('each overlay lists every manifest in its directory', () => {
+    for (const { dir, kustomization } of overlays) {
+      const local = (kustomization.resources ?? []).filter((r) => !r.startsWith('..')).sort();
+      expect(local).toEqual(yamlFiles(dir).filter((f) => f !== 'kustomization.yaml'));
+    }
   });
 
-  describe('Service', () => {
-    it('is a ClusterIP selecting the Deployment pods only', () => {
-      expect(service.spec?.type ?? 'ClusterIP').toBe('ClusterIP');
-      expect(labelsMatch(service.spec?.selector, deployment.spec?.template.metadata?.labels)).toBe(
-        true,
-      );
-      expect(labelsMatch(service.spec?.selector, job.spec?.template.metadata?.labels)).toBe(false);
-    });
-
-    it('exposes http on 80 and grpc on 5000 to the named container ports, with appProtocol', () => {
-      const ports = (service.spec?.ports ?? []).map((port) => ({
-        name: port.name,
-        port: port.port,
-        targetPort: port.targetPort,
-        appProtocol: port.appProtocol,
-      }));
-      expect(ports).toEqual([
-        { name: 'http', port: 80, targetPort: 'http', appProtocol: 'http' },
-        { name: 'grpc', port: defaultGrpcPort, targetPort: 'grpc', appProtocol: 'grpc' },
-      ]);
-      for (const { targetPort } of ports) {
-        expect(containerPort(container, String(targetPort))).toBeDefined();
-      }
-    });
+  it('config.env holds only KEY=value lines and comments', () => {
+    expect(() => parseKustomizeEnv(read('k8s/base/config.env'))).not.toThrow();
   });
 
-  describe('PodDisruptionBudget and HorizontalPodAutoscaler', () => {
-    it('keeps one pod through voluntary disruptions without blocking node drains', () => {
-      expect(pdb.spec?.minAvailable).toBe(1);
-      expect(pdb.spec?.selector?.matchLabels).toEqual(deployment.spec?.selector.matchLabels);
-      expect(Number(pdb.spec?.minAvailable)).toBeLessThan(hpa.spec!.minReplicas!);
-    });
-
-    it('scales the Deployment on CPU between 2 and N replicas', () => {
-      expect(hpa.spec?.scaleTargetRef).toEqual({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        name: deployment.metadata?.name,
-      });
-      expect(hpa.spec?.minReplicas).toBe(deployment.spec?.replicas);
-      expect(hpa.spec?.maxReplicas).toBeGreaterThan(hpa.spec!.minReplicas!);
-      const cpu = hpa.spec?.metrics?.find(
-        (m) => m.type === 'Resource' && m.resource?.name === 'cpu',
-      );
-      expect(cpu?.resource?.target.type).toBe('Utilization');
-      expect(cpu?.resource?.target.averageUtilization).toBeGreaterThan(0);
-    });
-
-    it('stays within PostgreSQL connections at full scale during a rollout', () => {
-      // max_connections defaults to 100, with 3 reserved for superusers; the Job uses one.
-      const surge = Number(deployment.spec?.strategy?.rollingUpdate?.maxSurge ?? 1);
-      const pods = hpa.spec!.maxReplicas + surge;
-      expect(pods * Number(cmData.DB_POOL_SIZE) + 1).toBeLessThanOrEqual(97);
-    });
+  it('is rendered by kubectl kustomize where kubectl is installed', () => {
+    for (const { renderer } of overlays) {
+      expect(renderer).toBe(kubectlAvailable ? 'kubectl kustomize' : 'plain files');
+    }
   });
 });
+
+describe.each(overlays.map((o) => [o.overlay, o] as const))(
+  'Kubernetes manifests: k8s/overlays/%s',
+  (_name, manifests) => {
+    const {
+      objects,
+      kustomization,
+      deployment,
+      job,
+      configMap,
+      service,
+      serviceAccount,
+      networkPolicy,
+      pdb,
+      hpa,
+      podSpec,
+      container,
+      jobPodSpec,
+      cmData,
+    } = manifests;
+    const drain = effectiveNumber(manifests, container, 'SHUTDOWN_DRAIN_MS');
+    const timeout = effectiveNumber(manifests, container, 'SHUTDOWN_TIMEOUT_MS');
+
+    it.each(objects.map((object) => [`${object.kind} ${object.metadata?.name}`, object] as const))(
+      '%s is valid against the Kubernetes schema',
+      (_object, object) => {
+        const type = `${object.apiVersion}/${object.kind}`;
+        expect([...Object.keys(MODELS), ...STRUCTURAL]).toContain(type);
+        if (MODELS[type]) expect(() => new MODELS[type](object).validate()).not.toThrow();
+      },
+    );
+
+    it('labels every resource and pod app.kubernetes.io/name=users-service', () => {
+      // One object per listed file (one document each) and one per generated ConfigMap.
+      const base = readKustomization(baseDir);
+      const local = (kustomization.resources ?? []).filter((r) => !r.startsWith('..'));
+      expect(objects.length).toBe(
+        (base.resources ?? []).length + (base.configMapGenerator ?? []).length + local.length,
+      );
+      for (const object of objects) {
+        const name = `${object.kind} ${object.metadata?.name}`;
+        expect([name, object.metadata?.labels?.['app.kubernetes.io/name']]).toEqual([
+          name,
+          'users-service',
+        ]);
+      }
+      for (const template of [deployment.spec!.template, job.spec!.template]) {
+        expect(template.metadata?.labels?.['app.kubernetes.io/name']).toBe('users-service');
+      }
+    });
+
+    it('sets the image of the Deployment and the migration Job', () => {
+      const baseImage = (
+        parseYamlObjects(read('k8s/base/deployment.yaml'), 'deployment.yaml')[0] as {
+          spec: { template: { spec: IPodSpec } };
+        }
+      ).spec.template.spec.containers[0].image;
+      const images = kustomization.images ?? [];
+      expect(images.map((image) => image.name)).toEqual([baseImage]);
+      const [{ newName, newTag }] = images;
+      expect(newTag).toMatch(/^[a-z0-9][a-z0-9.-]*$/);
+      expect(container.image).toBe(`${newName ?? baseImage}:${newTag}`);
+      expect(jobPodSpec.containers[0].image).toBe(container.image);
+    });
+
+    describe('ConfigMap and Secret', () => {
+      it('only hold variables the service reads', () => {
+        for (const name of [...Object.keys(cmData), ...Object.keys(secretData)]) {
+          expect([name, envExample.has(name)]).toEqual([name, true]);
+        }
+        expect(Object.keys(secretData).sort()).toEqual(['API_KEYS', 'DATABASE_URL']);
+        // Secrets never in the ConfigMap.
+        expect(Object.keys(cmData).filter((name) => name in secretData)).toEqual([]);
+        expect(secret.data).toBeUndefined();
+      });
+
+      it('hold values the service accepts: production, a real database, no migration at boot', () => {
+        const env = { ...cmData, ...secretData };
+        expect(() => validateEnv(env)).not.toThrow();
+        expect(cmData.NODE_ENV).toBe('production');
+        expect(cmData.MIGRATE_ON_BOOT).toBe('false');
+        expect(Number(cmData.PORT)).toBe(Number(envExample.get('PORT')));
+        expect(Number(cmData.GRPC_PORT)).toBe(Number(envExample.get('GRPC_PORT')));
+      });
+
+      it('the secret example holds obviously fake values', () => {
+        for (const [name, value] of Object.entries(secretData)) {
+          expect([name, /change-me/i.test(value)]).toEqual([name, true]);
+        }
+        expect(new URL(secretData.DATABASE_URL).hostname).toMatch(/\.(invalid|example)$/);
+      });
+
+      it('the ConfigMap name carries the hash of its data when kustomize renders it', () => {
+        const name = configMap.metadata?.name;
+        if (manifests.renderer === 'kubectl kustomize') {
+          expect(name).toMatch(/^users-service-config-[a-z0-9]{10}$/);
+        } else {
+          expect(name).toBe('users-service-config');
+        }
+      });
+    });
+
+    describe('Deployment', () => {
+      it('leaves the scale to the HPA and rolls out without losing capacity', () => {
+        // A replicas field would reset the HPA's scale on every apply.
+        expect(deployment.spec?.replicas).toBeUndefined();
+        expect(deployment.spec?.strategy?.rollingUpdate?.maxUnavailable).toBe(0);
+        expect(
+          labelsMatch(
+            deployment.spec?.selector.matchLabels,
+            deployment.spec?.template.metadata?.labels,
+          ),
+        ).toBe(true);
+        // The migration Job's pods must not count as Deployment (or Service, PDB) pods.
+        expect(
+          labelsMatch(deployment.spec?.selector.matchLabels, job.spec?.template.metadata?.labels),
+        ).toBe(false);
+      });
+
+      it('spreads pods over zones and nodes, per ReplicaSet', () => {
+        const constraints = podSpec.topologySpreadConstraints ?? [];
+        expect(constraints.map((c) => c.topologyKey).sort()).toEqual([
+          'kubernetes.io/hostname',
+          'topology.kubernetes.io/zone',
+        ]);
+        for (const constraint of constraints) {
+          expect(constraint.matchLabelKeys).toEqual(['pod-template-hash']);
+          expect(
+            labelsMatch(
+              constraint.labelSelector?.matchLabels,
+              deployment.spec?.template.metadata?.labels,
+            ),
+          ).toBe(true);
+        }
+      });
+
+      it('names the container ports http and grpc, on the configured ports', () => {
+        expect(podSpec.containers).toHaveLength(1);
+        expect(containerPort(container, 'http')).toBe(defaultPort);
+        expect(containerPort(container, 'grpc')).toBe(defaultGrpcPort);
+        expect(containerPort(container, 'http')).toBe(Number(cmData.PORT));
+        expect(containerPort(container, 'grpc')).toBe(Number(cmData.GRPC_PORT));
+      });
+
+      it('probes the health routes of HealthController', () => {
+        const httpGet = (probe: IProbe | undefined) => ({
+          path: probe?.httpGet?.path,
+          port: probe?.httpGet?.port,
+        });
+        expect(httpGet(container.startupProbe)).toEqual({
+          path: healthRoute('live'),
+          port: 'http',
+        });
+        expect(httpGet(container.livenessProbe)).toEqual({
+          path: healthRoute('live'),
+          port: 'http',
+        });
+        expect(httpGet(container.readinessProbe)).toEqual({
+          path: healthRoute('ready'),
+          port: 'http',
+        });
+      });
+
+      it('gives boot time to the startup probe and reacts quickly to readiness', () => {
+        const budget = (probe: IProbe | undefined) =>
+          (probe?.periodSeconds ?? 10) * (probe?.failureThreshold ?? 3) * 1000;
+        // Nest listens only after TypeORM connected, retrying DB_RETRY_ATTEMPTS times.
+        const retryDelay = Number(
+          /retryDelay:\s*([\d_]+)/.exec(read('src/database/database.module.ts'))?.[1],
+        );
+        expect(retryDelay).toBeGreaterThan(0);
+        const connectWorstCase =
+          Number(cmData.DB_RETRY_ATTEMPTS) * (Number(cmData.DB_CONNECT_TIMEOUT_MS) + retryDelay);
+        expect(budget(container.startupProbe)).toBeGreaterThan(connectWorstCase);
+        // Readiness answers within about a second (a bounded SELECT 1).
+        expect(container.readinessProbe?.timeoutSeconds ?? 1).toBeGreaterThanOrEqual(2);
+        expect(budget(container.readinessProbe)).toBeLessThanOrEqual(drain * 3);
+        expect(container.livenessProbe?.failureThreshold ?? 3).toBeGreaterThanOrEqual(3);
+      });
+
+      it('reads its environment from the ConfigMap and the Secret', () => {
+        const sources = (container.envFrom ?? []).map((from) => ({
+          configMap: from.configMapRef?.name,
+          secret: from.secretRef?.name,
+        }));
+        expect(sources).toEqual([
+          { configMap: configMap.metadata?.name, secret: undefined },
+          { configMap: undefined, secret: secret.metadata?.name },
+        ]);
+        for (const name of envNames(container))
+          expect([name, envExample.has(name)]).toEqual([name, true]);
+      });
+
+      it('outlives the drain and the shutdown timeout after SIGTERM', () => {
+        expect(drain).toBeGreaterThan(0);
+        const grace = (podSpec.terminationGracePeriodSeconds ?? 30) * 1000;
+        // Strictly longer, with a margin for Nest's own close and the pool.
+        expect(grace).toBeGreaterThanOrEqual(drain + timeout + 5000);
+        expect(container.lifecycle?.preStop).toBeUndefined();
+      });
+
+      it('keeps a mesh sidecar alive until the service has drained and closed', () => {
+        const annotations = deployment.spec?.template.metadata?.annotations ?? {};
+        const grace = (podSpec.terminationGracePeriodSeconds ?? 30) * 1000;
+        // Linkerd: the proxy exits this long after SIGTERM, within the grace period.
+        const linkerdWait =
+          Number(annotations['config.alpha.linkerd.io/proxy-wait-before-exit-seconds']) * 1000;
+        expect(linkerdWait).toBeGreaterThanOrEqual(drain + timeout);
+        expect(linkerdWait).toBeLessThan(grace);
+        // Istio: the proxy exits when the service's connections are gone, and starts first.
+        const istio = parseYaml(annotations['proxy.istio.io/config'] ?? '') as {
+          holdApplicationUntilProxyStarts?: boolean;
+          proxyMetadata?: Record<string, string>;
+        };
+        expect(istio.proxyMetadata?.EXIT_ON_ZERO_ACTIVE_CONNECTIONS).toBe('true');
+        expect(istio.holdApplicationUntilProxyStarts).toBe(true);
+      });
+
+      it('requests resources (the HPA scales on CPU) and limits memory', () => {
+        expect(container.resources?.requests?.cpu).toBeDefined();
+        expect(container.resources?.requests?.memory).toBeDefined();
+        expect(container.resources?.limits?.memory).toBeDefined();
+      });
+    });
+
+    it('Deployment pods meet the restricted Pod Security Standard', () => {
+      expectRestricted(podSpec);
+    });
+
+    it('migration Job pods meet the restricted Pod Security Standard', () => {
+      expectRestricted(jobPodSpec);
+    });
+
+    it('runs the pods under a ServiceAccount of their own, without an API token', () => {
+      expect(serviceAccount.automountServiceAccountToken).toBe(false);
+      for (const spec of [podSpec, jobPodSpec]) {
+        expect(spec.serviceAccountName).toBe(serviceAccount.metadata?.name);
+      }
+    });
+
+    describe('migration Job', () => {
+      const migrate = jobPodSpec.containers[0];
+
+      it('runs an npm script that exists, once, with the service image and settings', () => {
+        const script = npmRunScript(migrate.command ?? migrate.args);
+        expect(script).toBe('migration:run');
+        expect(pkg.scripts[script!]).toBeDefined();
+        expect(jobPodSpec.containers).toHaveLength(1);
+        expect(migrate.image).toBe(container.image);
+        expect(migrate.envFrom).toEqual(container.envFrom);
+        for (const name of envNames(migrate))
+          expect([name, envExample.has(name)]).toEqual([name, true]);
+        expect(() =>
+          validateEnv({
+            ...cmData,
+            ...secretData,
+            ...Object.fromEntries((migrate.env ?? []).map((e) => [e.name, e.value])),
+          }),
+        ).not.toThrow();
+      });
+
+      it('gets no mesh sidecar, which would keep the Job from completing', () => {
+        const annotations = job.spec?.template.metadata?.annotations ?? {};
+        expect(annotations['sidecar.istio.io/inject']).toBe('false');
+        expect(annotations['linkerd.io/inject']).toBe('disabled');
+      });
+
+      it('retries a bounded number of times and cleans up after itself', () => {
+        expect(['Never', 'OnFailure']).toContain(jobPodSpec.restartPolicy);
+        expect(job.spec?.backoffLimit).toBeGreaterThanOrEqual(1);
+        expect(job.spec?.backoffLimit).toBeLessThanOrEqual(6);
+        expect(job.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
+      });
+
+      it('is named per release, after the image tag, so no Job needs deleting by hand', () => {
+        const tag = container.image!.split(':').at(-1);
+        if (manifests.renderer === 'kubectl kustomize') {
+          expect(job.metadata?.name).toBe(`users-service-migrate-${tag}`);
+        } else {
+          // Replacements are kustomize's to apply; the plain files only show they are declared.
+          expect(job.metadata?.name).toBe('users-service-migrate');
+          expect(kustomization.replacements).toHaveLength(1);
+        }
+      });
+    });
+
+    describe('Service', () => {
+      it('is a ClusterIP selecting the Deployment pods only', () => {
+        expect(service.spec?.type ?? 'ClusterIP').toBe('ClusterIP');
+        expect(
+          labelsMatch(service.spec?.selector, deployment.spec?.template.metadata?.labels),
+        ).toBe(true);
+        expect(labelsMatch(service.spec?.selector, job.spec?.template.metadata?.labels)).toBe(
+          false,
+        );
+      });
+
+      it('exposes http on 80 and grpc on 5000 to the named container ports, with appProtocol', () => {
+        const ports = (service.spec?.ports ?? []).map((port) => ({
+          name: port.name,
+          port: port.port,
+          targetPort: port.targetPort,
+          appProtocol: port.appProtocol,
+        }));
+        expect(ports).toEqual([
+          { name: 'http', port: 80, targetPort: 'http', appProtocol: 'http' },
+          { name: 'grpc', port: defaultGrpcPort, targetPort: 'grpc', appProtocol: 'grpc' },
+        ]);
+        for (const { targetPort } of ports) {
+          expect(containerPort(container, String(targetPort))).toBeDefined();
+        }
+      });
+    });
+
+    describe('NetworkPolicy', () => {
+      const spec = networkPolicy.spec!;
+      const ports = (rules: { ports?: { port?: number | string }[] }[] | undefined) =>
+        (rules ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => Number(p.port)));
+
+      it('covers the service and the migration Job, both directions', () => {
+        expect(spec.policyTypes?.sort()).toEqual(['Egress', 'Ingress']);
+        for (const template of [deployment.spec!.template, job.spec!.template]) {
+          expect(labelsMatch(spec.podSelector?.matchLabels, template.metadata?.labels)).toBe(true);
+        }
+      });
+
+      it('admits only the HTTP and gRPC ports', () => {
+        for (const rule of spec.ingress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
+        expect([...new Set(ports(spec.ingress))].sort()).toEqual(
+          [containerPort(container, 'http'), containerPort(container, 'grpc')].sort(),
+        );
+      });
+
+      it('lets out only PostgreSQL and DNS, and the mesh control plane by namespace', () => {
+        for (const rule of spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
+        const anywhere = (spec.egress ?? []).filter((rule) => rule.to === undefined);
+        expect([...new Set(ports(anywhere))].sort()).toEqual([53, 5432]);
+        expect(ports(anywhere)).toContain(Number(new URL(secretData.DATABASE_URL).port));
+        for (const rule of (spec.egress ?? []).filter((r) => r.to !== undefined)) {
+          for (const peer of rule.to!) {
+            expect(peer.ipBlock).toBeUndefined();
+            expect(peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']).toMatch(
+              /^(istio-system|linkerd)$/,
+            );
+          }
+        }
+      });
+    });
+
+    describe('PodDisruptionBudget and HorizontalPodAutoscaler', () => {
+      it('evicts one pod at a time without blocking node drains on unhealthy pods', () => {
+        expect(pdb.spec?.minAvailable).toBeUndefined();
+        expect(pdb.spec?.maxUnavailable).toBe(1);
+        expect(pdb.spec?.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
+        expect(pdb.spec?.selector?.matchLabels).toEqual(deployment.spec?.selector.matchLabels);
+        // At least one pod keeps serving while another is evicted.
+        expect(Number(pdb.spec?.maxUnavailable)).toBeLessThan(hpa.spec!.minReplicas!);
+      });
+
+      it('scales the Deployment on CPU between 2 and N replicas', () => {
+        expect(hpa.spec?.scaleTargetRef).toEqual({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: deployment.metadata?.name,
+        });
+        expect(hpa.spec?.minReplicas).toBe(2);
+        expect(hpa.spec?.maxReplicas).toBeGreaterThan(hpa.spec!.minReplicas!);
+        const cpu = hpa.spec?.metrics?.find(
+          (m) => m.type === 'Resource' && m.resource?.name === 'cpu',
+        );
+        expect(cpu?.resource?.target.type).toBe('Utilization');
+        expect(cpu?.resource?.target.averageUtilization).toBeGreaterThan(0);
+      });
+
+      it('stays within PostgreSQL connections at full scale during a rollout', () => {
+        // max_connections defaults to 100, with 3 reserved for superusers; the Job uses one.
+        const surge = Number(deployment.spec?.strategy?.rollingUpdate?.maxSurge ?? 1);
+        const pods = hpa.spec!.maxReplicas + surge;
+        expect(pods * Number(cmData.DB_POOL_SIZE) + 1).toBeLessThanOrEqual(97);
+      });
+    });
+
+    describe('ServiceMonitor', () => {
+      const required = manifests.overlay === 'prod';
+
+      it(`is ${required ? 'present' : 'optional'} in this overlay`, () => {
+        expect(manifests.serviceMonitors.length).toBe(required ? 1 : 0);
+      });
+
+      // Declared only where there is one: the dev overlay has none.
+      if (manifests.serviceMonitors.length > 0) {
+        it('scrapes the metrics route on the Service http port', () => {
+          for (const monitor of manifests.serviceMonitors) {
+            expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+            expect(labelsMatch(monitor.spec.selector?.matchLabels, service.metadata?.labels)).toBe(
+              true,
+            );
+            const metricsPath = getRoute(MetricsController, MetricsController.prototype.metrics);
+            const servicePorts = (service.spec?.ports ?? []).map((port) => port.name);
+            expect(monitor.spec.endpoints?.length).toBeGreaterThan(0);
+            for (const endpoint of monitor.spec.endpoints ?? []) {
+              expect(endpoint.port).toBe('http');
+              expect(servicePorts).toContain(endpoint.port);
+              expect(endpoint.path).toBe(metricsPath);
+              expect(endpoint.interval).toMatch(/^\d+[smh]$/);
+            }
+            // The NetworkPolicy lets the scrape in.
+            const ingressPorts = (networkPolicy.spec?.ingress ?? []).flatMap((rule) =>
+              (rule.ports ?? []).map((p) => Number(p.port)),
+            );
+            expect(ingressPorts).toContain(containerPort(container, 'http'));
+          }
+        });
+      }
+    });
+  },
+);

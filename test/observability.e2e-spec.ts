@@ -199,8 +199,27 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
       'role',
       'sort',
     ]);
-    expect(Object.keys(list.responses['200'].headers)).toEqual(['X-Total-Count', 'Link']);
+    expect(Object.keys(list.responses['200'].headers)).toEqual([
+      'X-Total-Count',
+      'Link',
+      'x-request-id',
+    ]);
     expect(doc.paths['/private'].get.security).toEqual([{ 'api-key': [] }]);
+    // Every response documents x-request-id; routes without an API key say they need none.
+    type Operation = { security?: unknown; responses: Record<string, { headers?: object }> };
+    for (const item of Object.values(doc.paths) as Record<string, Operation>[]) {
+      for (const operation of Object.values(item)) {
+        expect(operation.security).toBeDefined();
+        for (const response of Object.values(operation.responses)) {
+          expect((response.headers as Record<string, unknown>)?.['x-request-id']).toEqual({
+            $ref: '#/components/headers/x-request-id',
+          });
+        }
+      }
+    }
+    expect(
+      Object.keys(doc.paths['/users/{id}'].patch.requestBody.content as object).sort(),
+    ).toEqual(['application/json', 'application/merge-patch+json']);
   });
 
   it('serves the Swagger UI under the security headers (no inline scripts)', async () => {

@@ -359,7 +359,7 @@ describe('the container', () => {
     const users = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].map((match) => match[1]);
     const runtimeUser = users.at(-1);
     expect(runtimeUser).toMatch(/^[1-9][0-9]*$/);
-    const deployment = readFileSync(path.join(ROOT, 'k8s', 'deployment.yaml'), 'utf8');
+    const deployment = readFileSync(path.join(ROOT, 'k8s', 'base', 'deployment.yaml'), 'utf8');
     expect(deployment).toMatch(/runAsNonRoot: true/);
     expect(deployment).not.toMatch(/runAsUser: 0\b/);
     expect(deployment).toMatch(/allowPrivilegeEscalation: false/);

@@ -22,32 +22,55 @@ export class ErrorBodyDto {
   details?: string[];
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Malformed JSON, a body or query that fails validation, an unknown field or a bad path id',
-  401: 'Missing or invalid API key',
-  404: 'No such resource',
-  409: 'The email is already used by another user, or a request with this Idempotency-Key is still in progress',
-  412: 'If-Match matches no current ETag: nothing was changed',
-  413: 'Body larger than BODY_LIMIT',
-  415: 'Body is not JSON',
-  422: 'The Idempotency-Key was used for a different request',
-  503: 'The database cannot be reached',
+/** Each documented error status: when it happens, and a body the service really sends. */
+const ERRORS: Record<number, { description: string; example: string }> = {
+  400: {
+    description:
+      'Malformed JSON, a body or query that fails validation, an unknown field or a bad path id',
+    example: 'id must be a positive 32-bit integer',
+  },
+  401: { description: 'Missing or invalid API key', example: 'invalid or missing API key' },
+  404: { description: 'No such resource', example: 'user 42 not found' },
+  409: {
+    description:
+      'The email is already used by another user, or a request with this Idempotency-Key is still in progress',
+    example: 'email ada@example.com is already used by another user',
+  },
+  412: {
+    description: 'If-Match matches no current ETag: nothing was changed',
+    example: 'user 7 has changed: If-Match matches no current ETag',
+  },
+  413: { description: 'Body larger than BODY_LIMIT', example: 'request body is too large' },
+  415: {
+    description: 'Body is not JSON',
+    example: 'request body must be JSON (Content-Type: application/json)',
+  },
+  422: {
+    description: 'The Idempotency-Key was used for a different request',
+    example: 'Idempotency-Key 5f1c was used for a different request',
+  },
+  500: {
+    description: 'Unexpected failure (cause logged, not returned)',
+    example: 'internal server error',
+  },
+  503: { description: 'The database cannot be reached', example: 'service unavailable' },
 };
 
 /** Documents the `{error}` responses a route can give (500 applies to every route). */
-export function ApiErrors(...statuses: number[]): MethodDecorator {
+export function ApiErrors(...statuses: (keyof typeof ERRORS)[]): MethodDecorator {
   return applyDecorators(
     ...[...statuses, 500].map((status) =>
       ApiResponse({
         status,
         type: ErrorBodyDto,
-        description:
-          ERROR_DESCRIPTIONS[status] ?? 'Unexpected failure (cause logged, not returned)',
+        description: ERRORS[status].description,
+        example: { error: ERRORS[status].example },
       }),
     ),
   );
 }
 
+/** An id path parameter, as ParseIdPipe accepts it. */
 export function ApiIdParam(name = 'id', description = 'user id'): MethodDecorator {
   return ApiParam({
     name,
@@ -55,6 +78,28 @@ export function ApiIdParam(name = 'id', description = 'user id'): MethodDecorato
     schema: { type: 'integer', minimum: 1, maximum: MAX_ID },
   });
 }
+
+/**
+ * An id in a response body: an integer (a JSON number without a fraction), a positive int32 as
+ * the database's identity column and the gRPC `int32 id` make it. `@ApiProperty()` on a `number`
+ * says `type: number`, which lets clients generate floats.
+ */
+export function ApiIdProperty(description: string, example: number): PropertyDecorator {
+  return ApiProperty({ type: 'integer', format: 'int32', minimum: 1, description, example });
+}
+
+/**
+ * The `x-request-id` header every response carries (CONTRACT.md, Everywhere). Added to every
+ * response by the document post-processing in src/openapi.ts, as a reference to this component.
+ */
+export const REQUEST_ID_HEADER = {
+  name: 'x-request-id',
+  header: {
+    description:
+      "the caller's x-request-id when it is 1 to 128 characters of [A-Za-z0-9._:-], else a new UUID; also in every log line of the request",
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  },
+} as const;
 
 export const PAGE_HEADERS = {
   'X-Total-Count': { description: 'rows matching the filter', schema: { type: 'integer' } },

@@ -1,6 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import {
   ApiOkResponse,
+  ApiOperation,
   ApiProperty,
   ApiServiceUnavailableResponse,
   ApiTags,
@@ -28,6 +29,7 @@ export class HealthController {
 
   /** Liveness: answers while the process serves, without touching the database. */
   @Get()
+  @ApiOperation({ summary: 'Liveness probe' })
   @ApiOkResponse({ type: LivenessDto, description: 'the process serves (liveness)' })
   live(): { ok: true } {
     return { ok: true };
@@ -35,6 +37,7 @@ export class HealthController {
 
   /** Readiness: 200 while the database answers and shutdown has not begun, else 503. */
   @Get('ready')
+  @ApiOperation({ summary: 'Readiness probe' })
   @ApiOkResponse({ type: ReadinessDto, description: 'ready: the database answers' })
   @ApiServiceUnavailableResponse({
     type: ReadinessDto,

@@ -12,6 +12,7 @@ import {
   ApiBody,
   ApiHeader,
   ApiOkResponse,
+  ApiOperation,
   ApiProperty,
   ApiSecurity,
   ApiTags,
@@ -32,8 +33,27 @@ export function redactHeaders(headers: Request['headers']): Record<string, strin
   return result;
 }
 
+/**
+ * Any JSON value. OpenAPI 3.0 has no `any` or `null` type, and `@ApiProperty()` on `unknown` says
+ * object; `nullable` may only sit beside a `type`, so null rides on the object branch (on one
+ * branch only, or null would match several and fail `oneOf`).
+ */
+const ANY_JSON_VALUE = {
+  oneOf: [
+    { type: 'object', additionalProperties: true, nullable: true },
+    { type: 'array', items: {} },
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+  ],
+};
+
 class EchoDto {
-  @ApiProperty({ description: 'the parsed request body: any JSON value' })
+  @ApiProperty({
+    description: 'the parsed request body: any JSON value',
+    ...ANY_JSON_VALUE,
+    example: { hello: 'world' },
+  })
   youSent: unknown;
 }
 
@@ -62,7 +82,8 @@ class SecretDto {
 export class UtilityController {
   /** Any JSON value comes back as sent; the body is typed unknown so no DTO validation applies. */
   @Post('echo')
-  @ApiBody({ description: 'any JSON value', schema: {} })
+  @ApiOperation({ summary: 'Echo the JSON body back' })
+  @ApiBody({ description: 'any JSON value', schema: ANY_JSON_VALUE })
   @ApiOkResponse({ type: EchoDto })
   @ApiErrors(400, 413, 415)
   @HttpCode(200)
@@ -72,6 +93,7 @@ export class UtilityController {
   }
 
   @Get('info')
+  @ApiOperation({ summary: 'Describe the request as the service received it' })
   @ApiOkResponse({ type: InfoDto })
   info(@Req() request: Request): {
     method: string;
@@ -82,6 +104,7 @@ export class UtilityController {
   }
 
   @Get('private')
+  @ApiOperation({ summary: 'Read secret data with an API key' })
   @ApiSecurity(API_KEY_SECURITY)
   @ApiHeader({ name: 'x-api-key', required: true, description: 'one of API_KEYS' })
   @ApiOkResponse({ type: SecretDto })
