@@ -1,5 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { MetricsService } from './metrics.service.js';
 
 @ApiTags('operations')
@@ -9,6 +9,7 @@ export class MetricsController {
 
   /** Prometheus text exposition format. */
   @Get()
+  @ApiOperation({ summary: 'Prometheus metrics' })
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus metrics (text exposition format 0.0.4)' })

@@ -10,7 +10,7 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { conditionalGet, etagOf } from '../common/etag.js';
 import {
@@ -39,6 +39,7 @@ export class PostsController {
   ) {}
 
   @Get()
+  @ApiOperation({ summary: 'List the posts of a user' })
   @ApiIdParam()
   @ApiOkResponse({ type: [PostResponseDto], headers: PAGE_HEADERS })
   @ApiErrors(400, 404, 503)
@@ -54,6 +55,7 @@ export class PostsController {
   }
 
   @Get(':postId')
+  @ApiOperation({ summary: 'Get one post of a user' })
   @ApiIdParam()
   @ApiIdParam('postId', 'post id')
   @ApiConditionalGet(PostResponseDto)
@@ -69,6 +71,7 @@ export class PostsController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a post for a user' })
   @ApiIdParam()
   @ApiIdempotencyKey()
   @ApiCreatedResponse({ type: PostResponseDto, headers: CREATED_HEADERS })

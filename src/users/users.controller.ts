@@ -14,7 +14,13 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { conditionalGet, etagOf, parseIfMatch } from '../common/etag.js';
 import {
@@ -47,6 +53,7 @@ export class UsersController {
   ) {}
 
   @Get()
+  @ApiOperation({ summary: 'List users (page numbers or a cursor walk)' })
   @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
   @ApiErrors(400, 503)
   async findAll(
@@ -60,6 +67,7 @@ export class UsersController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'Get a user' })
   @ApiIdParam()
   @ApiConditionalGet(UserResponseDto)
   @ApiErrors(400, 404, 503)
@@ -73,6 +81,7 @@ export class UsersController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a user' })
   @ApiIdempotencyKey()
   @ApiCreatedResponse({ type: UserResponseDto, headers: CREATED_HEADERS })
   @ApiErrors(400, 409, 413, 415, 422, 503)
@@ -93,6 +102,7 @@ export class UsersController {
   }
 
   @Put(':id')
+  @ApiOperation({ summary: 'Replace a user' })
   @ApiIdParam()
   @ApiIfMatch()
   @ApiOkResponse({
@@ -111,6 +121,7 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: 'Update some fields of a user' })
   @ApiIdParam()
   @ApiIfMatch()
   @ApiOkResponse({
@@ -129,6 +140,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @ApiOperation({ summary: 'Delete a user and their posts' })
   @ApiIdParam()
   @ApiIfMatch()
   @ApiNoContentResponse({ description: "deleted, with the user's posts" })

@@ -1,11 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiIdProperty } from '../../common/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
 export class PostResponseDto {
-  @ApiProperty({ example: 12 })
+  @ApiIdProperty('assigned by the service', 12)
   id: number;
 
-  @ApiProperty({ example: 7 })
+  @ApiIdProperty('the owner, from the path', 7)
   userId: number;
 
   @ApiProperty({ example: 'Hello' })

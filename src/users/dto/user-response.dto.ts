@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiIdProperty } from '../../common/openapi.decorators.js';
 import type { User } from '../user.entity.js';
 
 /** A user as the HTTP API returns it: `email` is left out when the user has none. */
 export class UserResponseDto {
-  @ApiProperty({ example: 1 })
+  @ApiIdProperty('assigned by the service', 1)
   id: number;
 
   @ApiProperty({ example: 'Ada Lovelace' })
