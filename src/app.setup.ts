@@ -55,9 +55,11 @@ export function configureApp(app: INestApplication): void {
   // JSON responses of an API are not worth hashing for a weak ETag on every request.
   express.set('etag', false);
   express.use(requestId);
-  express.use(httpObservability(app.get(ROOT_LOGGER), app.get(MetricsService)));
-  express.use(helmet());
   const health = app.get(HealthService);
+  express.use(
+    httpObservability(app.get(ROOT_LOGGER), app.get(MetricsService), () => health.isShuttingDown),
+  );
+  express.use(helmet());
   express.use((_request: Request, response: Response, next: NextFunction) => {
     // While draining, ask keep-alive clients to reconnect (to another pod) after this response.
     if (health.isShuttingDown) response.setHeader('Connection', 'close');

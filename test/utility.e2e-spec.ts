@@ -101,6 +101,23 @@ describe('Utility routes (e2e)', () => {
       expect(JSON.stringify(res.body)).not.toContain('secret');
       expect(JSON.stringify(res.body)).not.toContain(TEST_API_KEYS[0]);
     });
+
+    it('redacts the credentials a mesh and common gateways add', async () => {
+      const credentials = {
+        'x-forwarded-client-cert': 'By=spiffe://cluster/ns/a;Hash=abc;Cert="-----BEGIN"',
+        'x-auth-token': 'gateway-token',
+        'x-amzn-oidc-data': 'eyJ.oidc',
+        'x-goog-iap-jwt-assertion': 'eyJ.iap',
+        'x-csrf-token': 'csrf',
+        'x-vault-secret': 'vault',
+        'proxy-authorization': 'Basic abc',
+      };
+      const res = await t.http().get('/info').set(credentials).set('x-request-id', 'r-1');
+      for (const name of Object.keys(credentials)) {
+        expect(res.body.headers[name]).toBe('[redacted]');
+      }
+      expect(res.body.headers['x-request-id']).toBe('r-1');
+    });
   });
 
   describe('GET /private', () => {

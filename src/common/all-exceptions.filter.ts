@@ -141,15 +141,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const { status, body } = toHttpError(exception, request);
 
+    // With the request id, so the line joins the request's other lines.
     if (status === 503) {
-      this.logger.warn(
-        `${request.method} ${request.path}: database unavailable: ${String(exception)}`,
-      );
+      this.logger.warn({
+        requestId: request.id,
+        msg: `${request.method} ${request.path}: database unavailable: ${String(exception)}`,
+      });
     } else if (status >= 500) {
-      this.logger.error(
-        `${request.method} ${request.path} failed`,
-        exception instanceof Error ? exception.stack : String(exception),
-      );
+      this.logger.error({
+        requestId: request.id,
+        err: exception,
+        msg: `${request.method} ${request.path} failed`,
+      });
     }
     if (response.headersSent) {
       response.end();

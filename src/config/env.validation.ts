@@ -120,6 +120,8 @@ export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
+    // An operator's mistake, not the code's: the variables are named, a stack trace helps nobody.
+    this.stack = `${this.name}: ${this.message}`;
   }
 }
 

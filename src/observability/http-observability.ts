@@ -14,9 +14,21 @@ const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
  * Deliberately a single `finish` listener rather than pino-http: no child logger and no
  * serializers per request (this runs on every request; see the README's performance notes).
  */
+/**
+ * 5xx are errors, except a probe's: readiness answers 503 by design while the database is away
+ * (HealthService logs that once, as a warning) and during a planned drain, when it is news, not a
+ * fault. Probes and scrapes are otherwise debug.
+ */
+function levelOf(path: string, status: number, draining: () => boolean): Level {
+  if (!QUIET_PATHS.has(path)) return status >= 500 ? 'error' : 'info';
+  if (status < 500) return 'debug';
+  return draining() ? 'info' : 'warn';
+}
+
 export function httpObservability(
   logger: Logger,
   metrics: MetricsService,
+  draining: () => boolean,
 ): (request: Request, response: Response, next: NextFunction) => void {
   return (request, response, next) => {
     const started = process.hrtime.bigint();
@@ -28,8 +40,7 @@ export function httpObservability(
         { method: request.method, route, status: String(status) },
         seconds,
       );
-      const level: Level =
-        status >= 500 ? 'error' : QUIET_PATHS.has(request.path) ? 'debug' : 'info';
+      const level = levelOf(request.path, status, draining);
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
         {

@@ -53,12 +53,37 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
   return pino(options, pino.destination({ dest: 1, sync: false }));
 }
 
+interface RouterLayer {
+  route?: { path?: unknown; methods?: Record<string, boolean> };
+  match(path: string): boolean;
+}
+
+/** Nest answers unknown routes from a catch-all route (`{/*splat}`): that is no route of ours. */
+const isOurs = (path: unknown): path is string =>
+  typeof path === 'string' && path.length > 0 && !path.includes('*');
+
+/**
+ * The route that would have served a request refused before routing (413, 415, malformed JSON:
+ * the body parser runs first), found in the app's router. Only runs for such refusals.
+ */
+function declaredRoute(request: Request): string | undefined {
+  const app = request.app as unknown as { router?: { stack?: RouterLayer[] } } | undefined;
+  const router = app?.router;
+  const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
+  for (const layer of router?.stack ?? []) {
+    const path = layer.route?.path;
+    if (isOurs(path) && layer.route?.methods?.[method] && layer.match(request.path)) return path;
+  }
+  return undefined;
+}
+
 /** The route template Express matched (`/users/:id`), so logs and metrics group by route. */
 export function routeOf(request: IncomingMessage, statusCode: number): string {
-  const route = (request as Request).route as { path?: string } | undefined;
-  // Nest answers unknown routes from a catch-all route (`{/*splat}`): that is no route of ours.
-  if (route?.path && !route.path.includes('*'))
-    return `${(request as Request).baseUrl ?? ''}${route.path}`;
-  // No route: a file from public/ (served before routing) or no match at all.
-  return statusCode < 400 ? '(static)' : '(unmatched)';
+  const express = request as Request;
+  const route = express.route as { path?: string } | undefined;
+  if (isOurs(route?.path)) return `${express.baseUrl ?? ''}${route.path}`;
+  // No route: a file from public/ (served before routing), a request refused before routing, or
+  // no match at all.
+  if (statusCode < 400) return '(static)';
+  return declaredRoute(express) ?? '(unmatched)';
 }

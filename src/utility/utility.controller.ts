@@ -22,13 +22,41 @@ import { ApiErrors } from '../common/openapi.decorators.js';
 import { API_KEY_SECURITY } from '../openapi.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 
-const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+/**
+ * Credentials a client, a gateway or a mesh can put in headers: HTTP auth and cookies, API keys,
+ * the client certificate Envoy/Istio forward (x-forwarded-client-cert), the tokens of common
+ * gateways and identity proxies, and anything else named like a token, secret or key.
+ */
+const REDACTED_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-forwarded-client-cert',
+  'x-client-cert',
+  'ssl-client-cert',
+  'x-ssl-client-cert',
+  'x-amzn-oidc-data',
+  'x-amzn-oidc-accesstoken',
+  'x-goog-iap-jwt-assertion',
+  'cf-access-jwt-assertion',
+  'x-ms-token-aad-id-token',
+  'x-ms-token-aad-access-token',
+  'x-forwarded-access-token',
+  'x-auth-request-access-token',
+]);
+const CREDENTIAL_NAME = /token|secret|passw|api[-_]?key|credential|session|jwt|signature/i;
+
+export function isCredentialHeader(name: string): boolean {
+  return REDACTED_HEADERS.has(name) || CREDENTIAL_NAME.test(name);
+}
 
 export function redactHeaders(headers: Request['headers']): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    result[name] = REDACTED_HEADERS.has(name) ? '[redacted]' : value;
+    result[name] = isCredentialHeader(name) ? '[redacted]' : value;
   }
   return result;
 }
@@ -67,7 +95,8 @@ class InfoDto {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'request headers; authorization, cookie and x-api-key are "[redacted]"',
+    description:
+      'request headers; credentials (authorization, cookie, x-api-key, x-forwarded-client-cert, gateway tokens, any header named like a token, secret or key) are "[redacted]"',
   })
   headers: Record<string, string | string[]>;
 }
