@@ -1,6 +1,7 @@
 // The measured endpoints, in the order they run (writes last: they grow the users table). The
-// paths and bodies here drive autocannon; bench/load/wrk-requests.lua builds the same requests
-// for wrk from the endpoint's key.
+// paths, bodies and headers here drive autocannon; bench/load/wrk-requests.lua builds the same
+// requests for wrk from the endpoint's key. `serviceOnly` rows measure features the baselines do
+// not have; `expectStatus` is the answer that counts as success (default: any 2xx).
 import { BENCH_POST_ROLE, ROLES } from './seed.mjs';
 
 export function endpoints({ users }) {
@@ -24,6 +25,16 @@ export function endpoints({ users }) {
       name: 'GET /users/:id/posts',
       path: (next) => `/users/${1 + Math.floor(next() * users)}/posts`,
     },
+    {
+      // Service only (the baselines have no ETags): a revalidation that matches, 304 no body.
+      // Seeded users are at version 1, so their ETag is "<id>.1".
+      key: 'user304',
+      name: 'GET /users/:id If-None-Match (304)',
+      serviceOnly: true,
+      expectStatus: 304,
+      path: (next) => `/users/${1 + Math.floor(next() * users)}`,
+      headers: (path) => ({ 'if-none-match': `"${path.split('/')[2]}.1"` }),
+    },
     { key: 'grpc', name: 'gRPC GetUser', grpc: true },
     {
       key: 'create',
@@ -39,6 +50,23 @@ export function endpoints({ users }) {
           role: BENCH_POST_ROLE,
         });
       },
+    },
+    {
+      // Service only: the same create with an Idempotency-Key (a new key per request).
+      key: 'createKeyed',
+      name: 'POST /users with Idempotency-Key',
+      method: 'POST',
+      serviceOnly: true,
+      path: () => '/users',
+      body: () => {
+        const n = ++created;
+        return JSON.stringify({
+          name: `Bench User ${n}`,
+          email: `bench-${runTag}-${n}@example.com`,
+          role: BENCH_POST_ROLE,
+        });
+      },
+      headers: () => ({ 'idempotency-key': `bench-${runTag}-${created}` }),
     },
   ];
 }

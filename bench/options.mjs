@@ -4,7 +4,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 export const TARGET_KINDS = ['service', 'baseline', 'express'];
-export const ENDPOINT_KEYS = ['health', 'user', 'list', 'posts', 'grpc', 'create'];
+export const ENDPOINT_KEYS = [
+  'health',
+  'user',
+  'user304',
+  'list',
+  'posts',
+  'grpc',
+  'create',
+  'createKeyed',
+];
 
 const positive = (value, name) => {
   const n = Number(value);

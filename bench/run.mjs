@@ -119,6 +119,7 @@ async function benchmark() {
   // Undoes a write run (and the parity probes' user), so every target reads the same tables.
   const undoWrites = async () => {
     await client.query('DELETE FROM users WHERE role = $1', [BENCH_POST_ROLE]);
+    await client.query(`DELETE FROM idempotency_keys WHERE key LIKE 'bench-%'`);
     await vacuumAnalyze(client, ['users']);
   };
 

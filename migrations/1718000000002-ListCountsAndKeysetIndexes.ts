@@ -134,11 +134,20 @@ export class ListCountsAndKeysetIndexes1718000000002 implements MigrationInterfa
           FOR EACH STATEMENT EXECUTE FUNCTION "list_counts_truncate"('${table}')`);
     }
 
+    // Counts again from the rows, for the back-fill below and for operators: writes made with
+    // session_replication_role = replica (logical replication apply, pg_restore
+    // --disable-triggers) skip triggers, so they are followed by `SELECT list_counts_rebuild()`.
     await queryRunner.query(`
-      INSERT INTO "list_counts" ("list", "slot", "n")
-      SELECT 'users', 0, count(*) FROM "users"
-      UNION ALL SELECT 'users.role:' || "role", 0, count(*) FROM "users" GROUP BY "role"
-      UNION ALL SELECT 'posts.user:' || "user_id", 0, count(*) FROM "posts" GROUP BY "user_id"`);
+      CREATE FUNCTION "list_counts_rebuild"() RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        LOCK TABLE "users", "posts" IN SHARE ROW EXCLUSIVE MODE;
+        DELETE FROM "list_counts";
+        INSERT INTO "list_counts" ("list", "slot", "n")
+        SELECT 'users', 0, count(*) FROM "users"
+        UNION ALL SELECT 'users.role:' || "role", 0, count(*) FROM "users" GROUP BY "role"
+        UNION ALL SELECT 'posts.user:' || "user_id", 0, count(*) FROM "posts" GROUP BY "user_id";
+      END $$`);
+    await queryRunner.query(`SELECT "list_counts_rebuild"()`);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
@@ -147,6 +156,7 @@ export class ListCountsAndKeysetIndexes1718000000002 implements MigrationInterfa
         await queryRunner.query(`DROP TRIGGER "${table}_list_counts_${event}" ON "${table}"`);
       }
     }
+    await queryRunner.query(`DROP FUNCTION "list_counts_rebuild"()`);
     await queryRunner.query(`DROP FUNCTION "list_counts_truncate"()`);
     await queryRunner.query(`DROP FUNCTION "posts_list_counts"()`);
     await queryRunner.query(`DROP FUNCTION "users_list_counts"()`);

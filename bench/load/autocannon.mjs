@@ -3,6 +3,11 @@
 import autocannon from 'autocannon';
 import { random, Samples } from '../../scripts/lib/measure.mjs';
 
+/** Whether an answer counts: the endpoint's expected status, else any 2xx. */
+export function succeeded(endpoint, status) {
+  return endpoint.expectStatus ? status === endpoint.expectStatus : status >= 200 && status < 300;
+}
+
 /** One autocannon run of `endpoint` against `target` (127.0.0.1 only), at most `maxRequests`. */
 export async function autocannonLoad(
   target,
@@ -28,13 +33,16 @@ export async function autocannonLoad(
         setupRequest: (request) => {
           request.path = endpoint.path(next);
           if (endpoint.body) request.body = endpoint.body();
+          if (endpoint.headers) {
+            request.headers = { ...request.headers, ...endpoint.headers(request.path) };
+          }
           return request;
         },
       },
     ],
   });
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-    if (statusCode >= 200 && statusCode < 300) samples.add(responseTime);
+    if (succeeded(endpoint, statusCode)) samples.add(responseTime);
     else {
       non2xx++;
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

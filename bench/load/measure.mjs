@@ -78,6 +78,7 @@ export async function measureInterleaved(
       for (const target of order) {
         // The Express ceiling is HTTP only: its gRPC server is the baseline's.
         if (endpoint.grpc && target.kind === 'express') continue;
+        if (endpoint.serviceOnly && target.kind !== 'service') continue;
         if (options.waitIdleS) await waitIdle(options.waitIdleS, log);
         if (rep === 1 && options.warmupS > 0) {
           await load(generator, target, endpoint, {

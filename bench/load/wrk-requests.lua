@@ -3,7 +3,7 @@
 --
 --   wrk ... -s wrk-requests.lua URL -- KEY USERS SEED MAX_PER_THREAD RUN_TAG ROLES POST_ROLE
 --
--- KEY is health, user, list, posts or create; ROLES a comma-separated list for the list query.
+-- KEY is health, user, user304, list, posts, create or createKeyed; ROLES a comma-separated list for the list query.
 -- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
 local threads = {}
@@ -41,13 +41,22 @@ function request()
     return wrk.format("GET", "/users?role=" .. roles[math.random(1, #roles)] .. "&sort=-createdAt&limit=20")
   elseif key == "posts" then
     return wrk.format("GET", "/users/" .. math.random(1, users) .. "/posts")
-  elseif key == "create" then
+  elseif key == "user304" then
+    -- Revalidation that matches: seeded users are at version 1, so their ETag is "<id>.1".
+    local id = math.random(1, users)
+    return wrk.format("GET", "/users/" .. id, { ["If-None-Match"] = '"' .. id .. '.1"' })
+  elseif key == "create" or key == "createKeyed" then
     -- A unique email per request (no 409s), and a role the list endpoint never asks for.
     created = created + 1
     local body = string.format(
       '{"name":"Bench User %d","email":"bench-%s-%d@example.com","role":"%s"}',
       created, tag, created, post_role)
-    return wrk.format("POST", "/users", json_headers, body)
+    local headers = json_headers
+    if key == "createKeyed" then
+      headers = { ["Content-Type"] = "application/json",
+                  ["Idempotency-Key"] = string.format("bench-%s-%d", tag, created) }
+    end
+    return wrk.format("POST", "/users", headers, body)
   end
   return wrk.format("GET", "/health")
 end

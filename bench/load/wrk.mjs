@@ -7,6 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_POST_ROLE, ROLES } from '../seed.mjs';
+import { succeeded } from './autocannon.mjs';
 
 const SCRIPT = path.join(import.meta.dirname, 'wrk-requests.lua');
 /** How long past its duration a wrk run may take before it is killed (a hang, not a slow run). */
@@ -103,7 +104,7 @@ export async function wrkLoad(
   let ok = 0;
   let non2xx = 0;
   for (const [code, n] of Object.entries(parsed.statuses)) {
-    if (Number(code) >= 200 && Number(code) < 300) ok += n;
+    if (succeeded(endpoint, Number(code))) ok += n;
     else non2xx += n;
   }
   const socketErrors = Object.values(parsed.socketErrors).reduce((sum, n) => sum + n, 0);
