@@ -90,7 +90,13 @@ export async function startService({
     async stop({ timeoutMs = 10_000 } = {}) {
       if (exitStatus) return exitStatus;
       signal(child.pid, 'SIGTERM');
-      const status = await Promise.race([exited, sleep(timeoutMs)]);
+      let timer;
+      const status = await Promise.race([
+        exited,
+        new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      ]);
+      // A pending timer would keep the caller's process (a test runner) alive.
+      clearTimeout(timer);
       if (status) return status;
       signal(child.pid, 'SIGKILL');
       return exited;
