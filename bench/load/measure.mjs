@@ -18,7 +18,8 @@ export function chooseLoadGenerator(wanted) {
   return 'autocannon';
 }
 
-async function load(generator, target, endpoint, { durationS, connections, users, seed }) {
+/** One run of one endpoint on one target (HTTP through wrk or autocannon, or gRPC). */
+export async function load(generator, target, endpoint, { durationS, connections, users, seed }) {
   const bounds = { durationS, connections, users, seed, maxRequests: MAX_REQUESTS_PER_RUN };
   if (endpoint.grpc) {
     const result = await runGrpcLoad({
