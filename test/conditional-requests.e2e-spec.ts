@@ -13,7 +13,7 @@ describe('conditional requests: ETag, If-None-Match, If-Match (e2e)', () => {
 
   const createUser = async (body: object = { name: 'Ada' }) => {
     const res = await t.http().post('/users').send(body).expect(201);
-    return { id: res.body.id as number, etag: res.headers.etag as string };
+    return { id: res.body.id as number, etag: res.headers.etag };
   };
   const changed = (id: number) => ({
     error: `user ${id} has changed: If-Match matches no current ETag`,

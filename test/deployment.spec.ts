@@ -334,7 +334,7 @@ function only<T>(objects: K8sObject[], kind: string, Model: new (data: never) =>
 
 /** The secret example is not rendered (it is not a resource of any kustomization). */
 const secret = new Secret(
-  parseYamlObjects(read('k8s/base/secret.example.yaml'), 'secret.example.yaml')[0] as never,
+  parseYamlObjects(read('k8s/base/secret.example.yaml'), 'secret.example.yaml')[0],
 );
 const secretData = secret.stringData ?? {};
 
@@ -1265,7 +1265,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         expect(pdb.spec?.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
         expect(pdb.spec?.selector?.matchLabels).toEqual(deployment.spec?.selector.matchLabels);
         // At least one pod keeps serving while another is evicted.
-        expect(Number(pdb.spec?.maxUnavailable)).toBeLessThan(hpa.spec!.minReplicas!);
+        expect(Number(pdb.spec?.maxUnavailable)).toBeLessThan(hpa.spec.minReplicas!);
       });
 
       it('scales the Deployment on CPU between 2 and N replicas', () => {
@@ -1275,7 +1275,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
           name: deployment.metadata?.name,
         });
         expect(hpa.spec?.minReplicas).toBe(2);
-        expect(hpa.spec?.maxReplicas).toBeGreaterThan(hpa.spec!.minReplicas!);
+        expect(hpa.spec?.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas!);
         const cpu = hpa.spec?.metrics?.find(
           (m) => m.type === 'Resource' && m.resource?.name === 'cpu',
         );
@@ -1286,7 +1286,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
       it('stays within PostgreSQL connections at full scale during a rollout', () => {
         // max_connections defaults to 100, with 3 reserved for superusers; the Job uses one.
         const surge = Number(deployment.spec?.strategy?.rollingUpdate?.maxSurge ?? 1);
-        const pods = hpa.spec!.maxReplicas + surge;
+        const pods = hpa.spec.maxReplicas + surge;
         expect(pods * Number(cmData.DB_POOL_SIZE) + 1).toBeLessThanOrEqual(97);
       });
     });

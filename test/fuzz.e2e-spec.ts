@@ -112,7 +112,7 @@ async function call(sent: Sent): Promise<{ reply: Reply; body: unknown }> {
 let t: TestApp;
 
 const query = <T = Record<string, unknown>>(sql: string, parameters: unknown[] = []) =>
-  t.dataSource.query(sql, parameters) as Promise<T[]>;
+  t.dataSource.query<T[]>(sql, parameters);
 
 async function checksum(): Promise<string> {
   const [row] = await query<{ sum: string }>(
@@ -514,7 +514,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
         const user = answer as Json;
         expect(user).toEqual(expectedUser(body as Json, user.id as number));
         expect(Object.keys(user).sort()).toEqual(Object.keys(expectedUser(body as Json, 0)).sort());
-        expect(reply.headers.location).toBe(`/users/${user.id}`);
+        expect(reply.headers.location).toBe(`/users/${String(user.id)}`);
         await assertUserRoundTrip(user);
       }),
       settings(),
@@ -608,8 +608,11 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
           createdAt: expect.stringMatching(ISO_DATE),
           updatedAt: expect.stringMatching(ISO_DATE),
         });
-        expect(reply.headers.location).toBe(`/users/${userId}/posts/${created.id}`);
-        const got = await call({ method: 'GET', path: `/users/${userId}/posts/${created.id}` });
+        expect(reply.headers.location).toBe(`/users/${userId}/posts/${String(created.id)}`);
+        const got = await call({
+          method: 'GET',
+          path: `/users/${userId}/posts/${String(created.id)}`,
+        });
         expect(got.body).toEqual(created);
       }),
       settings(),
@@ -910,7 +913,10 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
             pairs.map(([k, v]): [string, string] => [k, asSent(v)]),
           );
           const before = await checksum();
-          const { reply, body } = await call({ method: 'GET', path: `${target}?${search}` });
+          const { reply, body } = await call({
+            method: 'GET',
+            path: `${target}?${search.toString()}`,
+          });
           const users = target === '/users';
           const fields = users
             ? ['id', 'name', 'email', 'role', 'createdAt', 'updatedAt']

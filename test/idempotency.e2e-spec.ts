@@ -21,7 +21,7 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
     return req.send(JSON.stringify(body));
   };
   const userCount = async () =>
-    ((await t.dataSource.query('SELECT count(*)::int AS n FROM users')) as { n: number }[])[0].n;
+    (await t.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM users'))[0].n;
 
   it('runs the first request, and replays it for a retry with the same key, path and body', async () => {
     const first = await post('/users', 'k-1', { name: 'Ada', role: 'admin' }).expect(201);
@@ -153,9 +153,9 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
       const service = t.app.get(IdempotencyService);
       const deleted = await Promise.all([service.purgeExpired(), service.purgeExpired()]);
       expect(deleted[0] + deleted[1]).toBe(2500);
-      const left = (await t.dataSource.query('SELECT key FROM idempotency_keys ORDER BY key')) as {
-        key: string;
-      }[];
+      const left = await t.dataSource.query<{ key: string }[]>(
+        'SELECT key FROM idempotency_keys ORDER BY key',
+      );
       expect(left.map((row) => row.key)).toEqual(['almost', 'fresh']);
     });
   });

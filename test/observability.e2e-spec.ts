@@ -207,7 +207,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(doc.paths['/private'].get.security).toEqual([{ 'api-key': [] }]);
     // Every response documents x-request-id; routes without an API key say they need none.
     type Operation = { security?: unknown; responses: Record<string, { headers?: object }> };
-    for (const item of Object.values(doc.paths) as Record<string, Operation>[]) {
+    for (const item of Object.values<Record<string, Operation>>(doc.paths)) {
       for (const operation of Object.values(item)) {
         expect(operation.security).toBeDefined();
         for (const response of Object.values(operation.responses)) {

@@ -104,7 +104,7 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
       await runner.manager.update(IdempotencyKey, { key }, outcome);
       await runner.commitTransaction();
       // The first answer of a stored 404/409 comes from the exception filter, like any other.
-      if (error !== undefined) throw error;
+      if (error !== undefined) throw error as Error;
       return outcome;
     } catch (error) {
       // Never hand the connection back inside a transaction (a savepoint included). A rollback
@@ -164,13 +164,13 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
   async purgeExpired(): Promise<number> {
     let deleted = 0;
     for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
-      const [, count] = (await this.dataSource.query(
+      const [, count] = await this.dataSource.query<[unknown, number]>(
         `DELETE FROM "idempotency_keys" WHERE "key" IN (
            SELECT "key" FROM "idempotency_keys"
            WHERE "created_at" < now() - make_interval(hours => $1)
            LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`,
         [this.config.idempotency.ttlHours],
-      )) as [unknown, number];
+      );
       deleted += count;
       if (count < PURGE_BATCH) break;
     }

@@ -81,7 +81,7 @@ export class UsersService {
 
   /** Throws NotFoundError unless the user exists. */
   async assertExists(id: number): Promise<void> {
-    const rows = (await this.users.query(this.existsById, [id])) as unknown[];
+    const rows = await this.users.query<unknown[]>(this.existsById, [id]);
     if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
