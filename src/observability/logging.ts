@@ -72,9 +72,18 @@ function declaredRoute(request: Request): string | undefined {
   const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
   for (const layer of router?.stack ?? []) {
     const path = layer.route?.path;
-    if (isOurs(path) && layer.route?.methods?.[method] && layer.match(request.path)) return path;
+    if (isOurs(path) && layer.route?.methods?.[method] && matches(layer, request.path)) return path;
   }
   return undefined;
+}
+
+/** Whether a layer matches a path; a path with invalid percent-encoding matches none. */
+function matches(layer: RouterLayer, path: string): boolean {
+  try {
+    return layer.match(path);
+  } catch {
+    return false;
+  }
 }
 
 /** The route template Express matched (`/users/:id`), so logs and metrics group by route. */

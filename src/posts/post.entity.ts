@@ -1,20 +1,19 @@
 import {
   Column,
-  CreateDateColumn,
   Entity,
   Index,
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
   type Relation,
-  UpdateDateColumn,
 } from 'typeorm';
+import { VersionedRow } from '../database/versioned-row.js';
 import { User } from '../users/user.entity.js';
 
 @Index('posts_user_id_id_idx', ['userId', 'id'])
 @Index('posts_user_id_created_at_id_idx', ['userId', 'createdAt', 'id'])
 @Entity('posts')
-export class Post {
+export class Post extends VersionedRow {
   @PrimaryGeneratedColumn('identity', {
     generatedIdentity: 'ALWAYS',
     primaryKeyConstraintName: 'PK_posts',
@@ -34,15 +33,4 @@ export class Post {
 
   @Column({ type: 'varchar', length: 10000, default: '' })
   body: string;
-
-  // Milliseconds, as the API shows them and a list cursor carries them.
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
-  updatedAt: Date;
-
-  /** The ETag's source: the database increments it whenever the row changes (a trigger). */
-  @Column({ type: 'integer', default: 1 })
-  version: number;
 }

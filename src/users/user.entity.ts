@@ -1,11 +1,5 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  PrimaryGeneratedColumn,
-  UpdateDateColumn,
-} from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { VersionedRow } from '../database/versioned-row.js';
 
 export const DEFAULT_ROLE = 'member';
 
@@ -18,7 +12,7 @@ export const DEFAULT_ROLE = 'member';
 @Index('users_role_id_idx', ['role', 'id'])
 @Index('users_name_id_idx', ['name', 'id'])
 @Entity('users')
-export class User {
+export class User extends VersionedRow {
   @PrimaryGeneratedColumn('identity', {
     generatedIdentity: 'ALWAYS',
     primaryKeyConstraintName: 'PK_users',
@@ -33,15 +27,4 @@ export class User {
 
   @Column({ type: 'varchar', length: 32, default: DEFAULT_ROLE })
   role: string;
-
-  // Milliseconds, as the API shows them and a list cursor carries them.
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
-  updatedAt: Date;
-
-  /** The ETag's source: the database increments it whenever the row changes (a trigger). */
-  @Column({ type: 'integer', default: 1 })
-  version: number;
 }
