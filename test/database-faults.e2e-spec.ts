@@ -1,3 +1,4 @@
+import { capturingLogger } from './capturing-logger.js';
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
 import type { TcpProxy } from './tcp-proxy.js';
 import { createTestAppBehindProxy, type TestApp } from './test-app.js';
@@ -6,8 +7,10 @@ describe('database unreachable (e2e)', () => {
   let proxy: TcpProxy;
   let t: TestApp;
 
+  const captured = capturingLogger();
+
   beforeAll(async () => {
-    ({ proxy, ...t } = await createTestAppBehindProxy());
+    ({ proxy, ...t } = await createTestAppBehindProxy({ logger: captured.logger }));
   });
   afterAll(() => t.close());
 
@@ -15,8 +18,19 @@ describe('database unreachable (e2e)', () => {
     const created = await t.http().post('/users').send({ name: 'Ada' }).expect(201);
     await proxy.cut();
 
-    expect((await t.http().get(`/users/${created.body.id}`).expect(503)).body).toEqual(
-      SERVICE_UNAVAILABLE,
+    const unavailable = await t
+      .http()
+      .get(`/users/${created.body.id}`)
+      .set('x-request-id', 'outage-1')
+      .expect(503);
+    expect(unavailable.body).toEqual(SERVICE_UNAVAILABLE);
+    // The warning joins the request's other log lines through its id.
+    expect(captured.lines()).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        requestId: 'outage-1',
+        msg: expect.stringContaining('database unavailable'),
+      }),
     );
     expect((await t.http().get('/users').expect(503)).body).toEqual(SERVICE_UNAVAILABLE);
     expect((await t.http().post('/users').send({ name: 'Bob' }).expect(503)).body).toEqual(

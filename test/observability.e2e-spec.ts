@@ -1,10 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
-import { pino } from 'pino';
 import http from 'node:http';
-import { Writable } from 'node:stream';
 import { getUser, usersClient, type UsersClient } from '../scripts/lib/grpc-client.mjs';
 import { send } from '../scripts/lib/http-client.mjs';
 import { HealthService } from '../src/utility/health.service.js';
+import { capturingLogger } from './capturing-logger.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
 
 /** GET over a keep-alive connection (supertest asks for `Connection: close`). */
@@ -15,32 +14,6 @@ async function keepAliveGet(url: string, path: string): Promise<http.IncomingHtt
   } finally {
     agent.destroy();
   }
-}
-
-/** A pino logger whose JSON lines the test can read. */
-function capturingLogger(): {
-  logger: pino.Logger;
-  lines: () => Record<string, unknown>[];
-  raw: () => string;
-} {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  const logger = pino(
-    { level: 'debug', formatters: { level: (label) => ({ level: label }) } },
-    stream,
-  );
-  const raw = () => chunks.join('');
-  const lines = () =>
-    raw()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines, raw };
 }
 
 describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {

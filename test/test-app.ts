@@ -93,7 +93,7 @@ export async function createTestApp(
  * `close()` restores the proxy, empties the tables, closes the app and stops the proxy.
  */
 export async function createTestAppBehindProxy(
-  options: { grpc?: boolean } = {},
+  options: { grpc?: boolean; logger?: Logger } = {},
 ): Promise<TestApp & { proxy: TcpProxy }> {
   const target = new URL(testDatabaseUrl());
   const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
@@ -102,6 +102,7 @@ export async function createTestAppBehindProxy(
   viaProxy.host = `127.0.0.1:${proxy.port}`;
   const app = await createTestApp({
     grpc: options.grpc,
+    logger: options.logger,
     env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
   });
   return {
