@@ -10,7 +10,7 @@ import { getRpcInfo } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
 import { toGrpcError } from '../common/grpc-exceptions.filter.js';
-import { requestIdFrom } from '../common/http-middleware.js';
+import { requestIdFrom } from '../common/request-id.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
 
