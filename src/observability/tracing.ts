@@ -1,5 +1,7 @@
 import { context, isSpanContextValid, type Span, trace } from '@opentelemetry/api';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvironmentVariables } from '../config/env.validation.js';
+import { routeOf } from './logging.js';
 
 /** What src/telemetry.ts decided from the OTEL_* variables. */
 export interface TracingSettings {
@@ -63,13 +65,12 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
 
-  const [sdk, resources, core, instrumentation, http, express, pg, grpc, otlp] = await Promise.all([
+  const [sdk, resources, core, instrumentation, http, pg, grpc, otlp] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/core'),
     import('@opentelemetry/instrumentation'),
     import('@opentelemetry/instrumentation-http'),
-    import('@opentelemetry/instrumentation-express'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-grpc'),
     settings.protocol === 'http/json'
@@ -98,15 +99,7 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
           UNTRACED_PATHS.has((request.url ?? '').split('?')[0]),
         // The service calls no HTTP APIs; the exporter's own requests are never traced.
         disableOutgoingRequestInstrumentation: true,
-      }),
-      // Only for the route template: it names the HTTP span (`GET /users/:id`). Nest's
-      // middleware and router layers as spans would be noise.
-      new express.ExpressInstrumentation({
-        ignoreLayersType: [
-          express.ExpressLayerType.MIDDLEWARE,
-          express.ExpressLayerType.ROUTER,
-          express.ExpressLayerType.REQUEST_HANDLER,
-        ],
+        applyCustomAttributesOnSpan: nameServerSpan,
       }),
       // Queries outside a request (pool start, the idempotency purge) start no trace of their own.
       new pg.PgInstrumentation({ requireParentSpan: true }),
@@ -115,6 +108,27 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
   });
   await waitForAllMessagesAcknowledged();
   provider = tracerProvider;
+}
+
+/**
+ * Names the SERVER span by route template (`GET /users/:id`), as the logs and metrics label it,
+ * just before it ends. instrumentation-express would name matched routes the same way but wraps
+ * every middleware layer, and names an unmatched request `GET ` (Nest's catch-all route);
+ * without a route of ours the name is the method alone, as the semantic conventions say.
+ */
+function nameServerSpan(
+  span: Span,
+  request: ClientRequest | IncomingMessage,
+  response: IncomingMessage | ServerResponse,
+): void {
+  // Outgoing requests are not instrumented: only a server's pair arrives here.
+  if (!('httpVersion' in request) || !('headersSent' in response)) return;
+  const route = routeOf(request, response.statusCode);
+  if (!route.startsWith('/')) {
+    span.updateName(request.method ?? 'HTTP');
+    return;
+  }
+  span.updateName(`${request.method} ${route}`).setAttribute('http.route', route);
 }
 
 /** Flushes the spans still buffered and stops the SDK (at shutdown; a no-op when off). */
