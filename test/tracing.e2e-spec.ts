@@ -131,6 +131,17 @@ describe('distributed tracing (e2e)', () => {
       expect(line).toMatchObject({ trace_id: parent.traceId, span_id: server.spanId });
     });
 
+    it('names a request that matches no route of ours by its method alone', async () => {
+      const parent = caller();
+      const response = await fetch(`${service.url}/no/such/route`, {
+        headers: { traceparent: parent.traceparent },
+      });
+      expect(response.status).toBe(404);
+      const server = await serverSpan(parent.traceId, 'GET');
+      expect(server.parentSpanId).toBe(parent.spanId);
+      expect(server.attributes['http.route']).toBeUndefined();
+    });
+
     it('starts a new trace for a request without traceparent', async () => {
       const response = await fetch(`${service.url}/users/${userId}`, {
         headers: { 'x-request-id': 'trace-http-2' },
