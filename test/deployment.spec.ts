@@ -1252,7 +1252,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         );
       });
 
-      it('lets out only PostgreSQL and DNS, and the mesh control plane by namespace', () => {
+      it('lets out only PostgreSQL and DNS, and the mesh control plane and collector by namespace', () => {
         for (const rule of spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         const anywhere = (spec.egress ?? []).filter((rule) => rule.to === undefined);
         expect([...new Set(ports(anywhere))].sort()).toEqual([53, 5432]);
@@ -1261,10 +1261,18 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
           for (const peer of rule.to!) {
             expect(peer.ipBlock).toBeUndefined();
             expect(peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']).toMatch(
-              /^(istio-system|linkerd)$/,
+              /^(istio-system|linkerd|observability)$/,
             );
           }
         }
+        const collector = (spec.egress ?? []).filter((rule) =>
+          rule.to?.some(
+            (peer) =>
+              peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ===
+              'observability',
+          ),
+        );
+        expect(ports(collector)).toEqual([4318]);
       });
     });
 
