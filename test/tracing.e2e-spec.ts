@@ -178,8 +178,9 @@ describe('distributed tracing (e2e)', () => {
       await waitFor('the call log line', async () =>
         logLines(service).some((line) => line.requestId === 'trace-grpc-1'),
       );
+      // Written inside the call (the pino mixin), not given the ids explicitly.
       const line = logLines(service).find((l) => l.requestId === 'trace-grpc-1');
-      expect(line).toMatchObject({ trace_id: parent.traceId });
+      expect(line).toMatchObject({ trace_id: parent.traceId, span_id: server.spanId });
     });
 
     it('logs at boot that tracing is on', () => {

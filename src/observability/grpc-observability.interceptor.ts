@@ -13,7 +13,7 @@ import { toGrpcError } from '../common/grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
-import { activeSpan, traceFields } from './tracing.js';
+import { activeSpan } from './tracing.js';
 
 /**
  * One log line and one metric sample per gRPC call: method, status code, duration, request id.
@@ -42,9 +42,9 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
       headers.set('x-request-id', requestId);
       call.sendMetadata(headers);
     }
-    const span = activeSpan();
     // The instrumentation names it `grpc.users.Users/GetUser`; the method's full name is the norm.
-    span?.updateName(`${service}/${method}`).setAttribute('rpc.request_id', requestId);
+    // (The call's log line gets trace_id and span_id from the logger's mixin: it runs in the span.)
+    activeSpan()?.updateName(`${service}/${method}`).setAttribute('rpc.request_id', requestId);
 
     const record = (code: status, error?: unknown) => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -56,7 +56,6 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
         requestId,
         grpc: { method: `${service}/${method}`, code: codeName },
         durationMs: Math.round(durationMs * 1000) / 1000,
-        ...(span && traceFields(span)),
       };
       const message = `gRPC ${service}/${method} ${codeName}`;
       if (code === status.INTERNAL || code === status.UNKNOWN)
