@@ -65,4 +65,5 @@ EXPOSE 3000 5000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (drain, then close; see src/main.ts).
-CMD ["node", "dist/src/main.js"]
+# telemetry.js runs first: tracing must start before the modules it instruments load.
+CMD ["node", "--import", "./dist/src/telemetry.js", "dist/src/main.js"]

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-export const TARGET_KINDS = ['service', 'baseline', 'express'];
+/** `traced`: the service with tracing on (`--tracing` adds it). */
+export const TARGET_KINDS = ['service', 'baseline', 'express', 'traced'];
 export const ENDPOINT_KEYS = [
   'health',
   'user',
@@ -42,6 +43,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       'sql-stats': { type: 'boolean', default: false },
       explain: { type: 'boolean', default: false },
       'skip-build': { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       'wait-idle': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -65,7 +67,9 @@ export function parseOptions(argv = process.argv.slice(2)) {
     users: Math.round(positive(args.users ?? (args.quick ? 20_000 : 100_000), 'users')),
     posts: Math.round(Number(args.posts ?? (args.quick ? 100_000 : 500_000))),
     sizes: args.sizes,
-    targets: args.targets.split(',').filter(Boolean),
+    targets: [
+      ...new Set([...args.targets.split(',').filter(Boolean), ...(args.tracing ? ['traced'] : [])]),
+    ],
     only: args.only?.split(',').filter(Boolean),
     loadGenerator: args['load-generator'],
     cpuProf: args['cpu-prof'],

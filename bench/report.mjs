@@ -4,7 +4,7 @@
 import { fmt, median, ratio, round, table } from './format.mjs';
 
 /** The repetitions of one (target, endpoint) pair reduced to medians and a spread. */
-function summarize(runs = []) {
+export function summarize(runs = []) {
   if (runs.length === 0) return {};
   const rps = runs.map((run) => run.rps);
   const cpu = (part) => median(runs.map((run) => run.cpuUs?.[part]));

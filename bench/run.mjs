@@ -10,6 +10,7 @@
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per run)
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)
+//            --tracing (adds target `traced`: the service exporting every span to a local sink)
 //
 // Everything listens on 127.0.0.1 and every load loop is bounded in time and count. PostgreSQL is
 // embedded (a throwaway cluster in a temp directory) unless BENCH_DATABASE_URL names a database
@@ -35,6 +36,7 @@ import { entries, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { build, migrate, RESULTS, startTarget } from './targets.mjs';
+import { tracingSink, tracingTable } from './tracing.mjs';
 
 const log = (...args) => console.error(...args);
 const options = parseOptions();
@@ -67,7 +69,7 @@ async function seedDatabase(client) {
   log(`roles: ${shares.map((r) => `${r.role} ${r.n}`).join(', ')}`);
 }
 
-function printReport(list, results, probes, generator) {
+function printReport(list, results, probes, generator, sink) {
   const rows = entries(list, results);
   const tables = markdown(rows);
   console.log(
@@ -84,6 +86,10 @@ function printReport(list, results, probes, generator) {
       'this script and wrk):\n',
   );
   console.log(tables.cpu);
+  if (sink) {
+    console.log('\nTracing on (OTLP http/protobuf, every request sampled) against off:\n');
+    console.log(tracingTable(list, results, sink.stats));
+  }
   const noisy = noisyRuns(list, results);
   if (noisy.length > 0) {
     console.log(
@@ -126,8 +132,10 @@ async function benchmark() {
   const list = endpoints(options).filter((e) => !options.only || options.only.includes(e.key));
   const targets = [];
   const probes = {};
+  const sink = options.targets.includes('traced') ? await tracingSink(cleanups) : undefined;
   for (const kind of options.targets) {
-    const target = await startTarget(kind, { url, cpuProf: options.cpuProf, ...context });
+    const extraEnv = kind === 'traced' ? sink.env : {};
+    const target = await startTarget(kind, { url, extraEnv, cpuProf: options.cpuProf, ...context });
     targets.push(target);
     probes[kind] = await probe(target);
   }
@@ -153,7 +161,7 @@ async function benchmark() {
   });
   for (const target of targets) await target.stop();
 
-  const rows = printReport(list, results, probes, generator);
+  const rows = printReport(list, results, probes, generator, sink);
   await mkdir(RESULTS, { recursive: true });
   const document = {
     date: new Date().toISOString(),

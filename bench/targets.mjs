@@ -18,6 +18,8 @@ const ENTRIES = {
   service: SERVICE_ENTRY,
   baseline: path.join(ROOT, 'bench', 'baseline', 'http-server.mjs'),
   express: path.join(ROOT, 'bench', 'baseline', 'express-server.mjs'),
+  // The service again, with tracing on (bench/tracing.mjs sets its OTEL_* variables).
+  traced: SERVICE_ENTRY,
 };
 /** What the benchmark keeps of a target's output: enough for the error message if it dies. */
 const KEEP_CHARS = 64 * 1024;

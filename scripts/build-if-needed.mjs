@@ -6,6 +6,8 @@ import path from 'node:path';
 
 export const root = path.resolve(import.meta.dirname, '..');
 export const entry = path.join(root, 'dist', 'src', 'main.js');
+/** Preloaded before `entry` (`node --import`): starts tracing when an OTLP endpoint is set. */
+export const telemetryEntry = path.join(root, 'dist', 'src', 'telemetry.js');
 
 function newestMtime(target) {
   const stat = statSync(target);

@@ -69,6 +69,11 @@ function parseEnvFile(text: string): Map<string, string> {
 }
 const envExample = parseEnvFile(read('.env.example'));
 
+/** Preloaded with `node --import` by every start (tracing must start before what it instruments). */
+const TELEMETRY_SOURCE = 'src/telemetry.ts';
+const telemetryEntry = () =>
+  path.posix.join(tsconfig.compilerOptions.outDir, TELEMETRY_SOURCE.replace(/\.ts$/, '.js'));
+
 /** The properties declared on EnvironmentVariables, decorated or not, initialised or not. */
 function environmentVariableNames(): string[] {
   const file = 'src/config/env.validation.ts';
@@ -426,11 +431,12 @@ describe('the code the deployment files refer to', () => {
     expect(sources).not.toMatch(/setGlobalPrefix\s*\(/);
   });
 
-  it('builds main into the path `start:prod` runs', () => {
+  it('builds main into the path `start:prod` runs, preloading telemetry (tracing) from dist/', () => {
     const entry = path.posix.join(tsconfig.compilerOptions.outDir, `${nestCli.entryFile}.js`);
     expect(tsconfig.compilerOptions.rootDir).toBe('.');
     expect(existsSync(path.join(root, `${nestCli.entryFile}.ts`))).toBe(true);
-    expect(pkg.scripts['start:prod']).toBe(`node ${entry}`);
+    expect(existsSync(path.join(root, TELEMETRY_SOURCE))).toBe(true);
+    expect(pkg.scripts['start:prod']).toBe(`node --import ./${telemetryEntry()} ${entry}`);
   });
 
   it('runs migrations from built files that exist in the image (no src/, no dev dependencies)', () => {
@@ -503,7 +509,11 @@ describe('the code the deployment files refer to', () => {
     const migrationCli = pkg.scripts['migration:run']
       .match(/-d\s+dist\/(\S+)\.js/)![1]
       .concat('.ts');
-    const { files, packages } = staticClosure([`${nestCli.entryFile}.ts`, migrationCli]);
+    const { files, packages } = staticClosure([
+      `${nestCli.entryFile}.ts`,
+      TELEMETRY_SOURCE,
+      migrationCli,
+    ]);
     // Every reachable file is compiled by the build, so it is in dist/.
     for (const file of files) {
       expect([file, tsconfigBuild.include.some((dir) => file.startsWith(`${dir}/`))]).toEqual([
@@ -635,12 +645,12 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('starts node directly on the built entry file (exec form, PID 1)', () => {
+  it('starts node directly on the built entry file, telemetry preloaded (exec form, PID 1)', () => {
     const cmd = last(runtime, 'CMD');
     expect(cmd?.startsWith('[')).toBe(true);
     expect(all(runtime, 'ENTRYPOINT')).toEqual([]);
     const entry = path.posix.join(tsconfig.compilerOptions.outDir, `${nestCli.entryFile}.js`);
-    expect(JSON.parse(cmd!)).toEqual(['node', entry]);
+    expect(JSON.parse(cmd!)).toEqual(['node', '--import', `./${telemetryEntry()}`, entry]);
     expect(JSON.parse(cmd!).join(' ')).toBe(pkg.scripts['start:prod']);
   });
 
@@ -1242,7 +1252,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         );
       });
 
-      it('lets out only PostgreSQL and DNS, and the mesh control plane by namespace', () => {
+      it('lets out only PostgreSQL and DNS, and the mesh control plane and collector by namespace', () => {
         for (const rule of spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         const anywhere = (spec.egress ?? []).filter((rule) => rule.to === undefined);
         expect([...new Set(ports(anywhere))].sort()).toEqual([53, 5432]);
@@ -1251,10 +1261,18 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
           for (const peer of rule.to!) {
             expect(peer.ipBlock).toBeUndefined();
             expect(peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']).toMatch(
-              /^(istio-system|linkerd)$/,
+              /^(istio-system|linkerd|observability)$/,
             );
           }
         }
+        const collector = (spec.egress ?? []).filter((rule) =>
+          rule.to?.some(
+            (peer) =>
+              peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ===
+              'observability',
+          ),
+        );
+        expect(ports(collector)).toEqual([4318]);
       });
     });
 

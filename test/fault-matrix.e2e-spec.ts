@@ -3,7 +3,7 @@
 //   - pg_terminate_backend of the service's pooled connections, under load and (held on a lock)
 //     in the middle of one request's statement, for every kind of request;
 //   - the pool exhausted by queries blocked on a table lock;
-//   - SIGTERM to the built service (`node dist/src/main.js`) while requests are in flight;
+//   - SIGTERM to the built service (as the container starts it) while requests are in flight;
 //   - gRPC clients that cancel their calls or let their deadlines pass.
 // Every wait is for a condition, polled with a bound; nothing asserts on how long anything took.
 // The bounds (BOUND_MS) only turn a hang into a failure instead of a stuck test.
@@ -692,7 +692,8 @@ describe('fault matrix (e2e: real PostgreSQL processes, real faults)', () => {
   describe('SIGTERM to the built service under load', () => {
     let service: ServiceProcess | undefined;
 
-    // The service as the container runs it: node dist/src/main.js (built when the sources changed).
+    // The service as the container runs it: node --import ./dist/src/telemetry.js dist/src/main.js
+    // (built when the sources changed).
     beforeAll(() => buildService());
 
     afterAll(async () => {

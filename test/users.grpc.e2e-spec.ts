@@ -104,6 +104,10 @@ function listServices(client: any): Promise<string[]> {
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
+const UUID = expect.stringMatching(
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+);
+
 describe('gRPC users.Users (e2e)', () => {
   let t: TestApp;
   let clients: Clients;
@@ -155,6 +159,22 @@ describe('gRPC users.Users (e2e)', () => {
       expect((await getUser(created.body.id)).name).toBe('Grace H');
       await t.http().delete(`/users/${created.body.id}`).expect(204);
       expect((await rejection(getUser(created.body.id))).code).toBe(grpc.status.NOT_FOUND);
+    });
+
+    it.each([
+      ["the caller's valid x-request-id", 'grpc-call.1:a', 'grpc-call.1:a'],
+      ['a new UUID for an invalid one', 'no spaces allowed', UUID],
+      ['a new UUID without one', undefined, UUID],
+    ])('sends back x-request-id in the response metadata: %s', async (_case, sent, expected) => {
+      const metadata = new grpc.Metadata();
+      if (sent !== undefined) metadata.set('x-request-id', sent);
+      // Also on an error reply: the id is sent with the response headers, before the handler runs.
+      const headers = await new Promise<grpc.Metadata>((resolve, reject) => {
+        const call = clients.users.GetUser({ id: 42 }, metadata, () => undefined);
+        call.on('metadata', resolve);
+        call.on('status', () => reject(new Error('the call ended without response metadata')));
+      });
+      expect(headers.get('x-request-id')).toEqual([expected]);
     });
 
     it('ends a call whose deadline passes with DEADLINE_EXCEEDED and keeps serving', async () => {

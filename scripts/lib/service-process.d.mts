@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 
 export const SERVICE_ENTRY: string;
+export const TELEMETRY_ENTRY: string;
 
 export interface ExitStatus {
   code: number | null;

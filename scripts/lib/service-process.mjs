@@ -1,12 +1,18 @@
-// The built service (`node dist/src/main.js`) as a real process, as a container runs it, for the
+// The built service (`node --import ./dist/src/telemetry.js dist/src/main.js`) as a real process, as a container runs it, for the
 // tests, the benchmark, the soak run and the interop check: spawned on free loopback ports, its
 // output drained from pipes, readiness polled, stopped by its PID with SIGTERM (then SIGKILL).
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { freePorts } from './ports.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const SERVICE_ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
+/**
+ * Preloaded before the service, as the Dockerfile and `npm run start:prod` do: it starts tracing
+ * when an OTEL_EXPORTER_OTLP_ENDPOINT is set, and must run before the modules it instruments load.
+ */
+export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,7 +34,7 @@ export function buildService({ stdio = 'ignore' } = {}) {
 
 /**
  * Spawns `node [nodeFlags] entry` (the service unless `entry` names another server, such as a
- * benchmark baseline) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
+ * benchmark baseline; the service also gets `--import` TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
  * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
  * full pipe would block the process's logging); `output()` is what they carried, its last
  * `keepChars` characters (all of it by default: tests assert on it). Does not wait for readiness
@@ -43,7 +49,8 @@ export async function startService({
 } = {}) {
   // Reserved together so the two can never be the same port.
   const [port, grpcPort] = await freePorts(2);
-  const child = spawn(process.execPath, [...nodeFlags, entry], {
+  const preload = entry === SERVICE_ENTRY ? ['--import', pathToFileURL(TELEMETRY_ENTRY).href] : [];
+  const child = spawn(process.execPath, [...preload, ...nodeFlags, entry], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

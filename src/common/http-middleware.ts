@@ -1,8 +1,7 @@
 import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { requestIdFrom } from './request-id.js';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 declare module 'express-serve-static-core' {
@@ -10,11 +9,6 @@ declare module 'express-serve-static-core' {
     /** The request id: the caller's `x-request-id` when well-formed, else a new UUID. */
     id: string;
   }
-}
-
-/** The caller's request id when it is 1 to 128 of `[A-Za-z0-9._:-]`, else a new UUID. */
-export function requestIdFrom(incoming: unknown): string {
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /** Gives every request an id and echoes it in `x-request-id` (set first, so errors carry it). */

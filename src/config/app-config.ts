@@ -78,7 +78,10 @@ export class AppConfig {
   }
 }
 
-/** Reads process.env: the only place in the service that does. */
+/**
+ * Reads process.env: the only place in the service that does. src/telemetry.ts calls it too,
+ * before Nest starts, for the OTEL_* variables.
+ */
 export function loadEnv(): EnvironmentVariables {
   return validateEnv(process.env);
 }

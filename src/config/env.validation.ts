@@ -3,6 +3,18 @@ import { IsIn, IsInt, Matches, Max, Min, validateSync } from 'class-validator';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const BOOLEAN = ['true', 'false', '1', '0'] as const;
+const HTTP_URL = /^https?:\/\/\S+$/;
+/** The OTLP exporters installed: gRPC is not one of them. */
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** The samplers the OpenTelemetry SDK builds from OTEL_TRACES_SAMPLER. */
+const TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 /** `100kb`, `1mb`, `2048`: what body-parser's `limit` accepts, restricted to whole units. */
 export const BYTE_SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
 
@@ -114,6 +126,26 @@ export class EnvironmentVariables {
   PG_PORT = 54329;
 
   PG_DATA_DIR = '.data/pg';
+
+  // OpenTelemetry's standard variables (src/telemetry.ts reads them through validateEnv, before
+  // Nest starts). The SDK itself also honours the others of the specification, such as
+  // OTEL_TRACES_SAMPLER_ARG, OTEL_EXPORTER_OTLP_HEADERS and OTEL_BSP_SCHEDULE_DELAY.
+  @Matches(/^(true|false)$/i, { message: 'OTEL_SDK_DISABLED must be true or false' })
+  OTEL_SDK_DISABLED?: string;
+
+  @Matches(HTTP_URL, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  @Matches(HTTP_URL, { message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  @IsIn(OTLP_PROTOCOLS)
+  OTEL_EXPORTER_OTLP_PROTOCOL: (typeof OTLP_PROTOCOLS)[number] = 'http/protobuf';
+
+  OTEL_SERVICE_NAME = 'users-service';
+
+  @IsIn(TRACES_SAMPLERS)
+  OTEL_TRACES_SAMPLER: (typeof TRACES_SAMPLERS)[number] = 'parentbased_always_on';
 }
 
 export class ConfigError extends Error {

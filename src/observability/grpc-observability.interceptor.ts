@@ -5,16 +5,21 @@ import {
   Injectable,
   type NestInterceptor,
 } from '@nestjs/common';
-import { type Metadata, status } from '@grpc/grpc-js';
+import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { getRpcInfo } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
 import { toGrpcError } from '../common/grpc-exceptions.filter.js';
-import { requestIdFrom } from '../common/http-middleware.js';
+import { requestIdFrom } from '../common/request-id.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
+import { activeSpan } from './tracing.js';
 
-/** One log line and one metric sample per gRPC call: method, status code, duration, request id. */
+/**
+ * One log line and one metric sample per gRPC call: method, status code, duration, request id.
+ * The request id goes back in the response metadata (`x-request-id`), as HTTP sends it back in a
+ * header, and onto the call's span when tracing is on.
+ */
 @Injectable()
 export class GrpcObservabilityInterceptor implements NestInterceptor {
   constructor(
@@ -30,6 +35,16 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
     const method = pattern?.rpc ?? context.getHandler().name;
     const metadata = context.switchToRpc().getContext<Metadata>();
     const requestId = requestIdFrom(metadata?.get?.('x-request-id')[0]);
+    // Nest calls a gRPC handler with (request, metadata, call).
+    const call = context.getArgByIndex<unknown>(2);
+    if (isUnaryCall(call)) {
+      const headers = new Metadata();
+      headers.set('x-request-id', requestId);
+      call.sendMetadata(headers);
+    }
+    // The instrumentation names it `grpc.users.Users/GetUser`; the method's full name is the norm.
+    // (The call's log line gets trace_id and span_id from the logger's mixin: it runs in the span.)
+    activeSpan()?.updateName(`${service}/${method}`).setAttribute('rpc.request_id', requestId);
 
     const record = (code: status, error?: unknown) => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -54,4 +69,8 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
       }),
     );
   }
+}
+
+function isUnaryCall(call: unknown): call is ServerUnaryCall<unknown, unknown> {
+  return typeof (call as { sendMetadata?: unknown } | undefined)?.sendMetadata === 'function';
 }

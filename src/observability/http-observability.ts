@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Level, Logger } from 'pino';
 import { routeOf } from './logging.js';
 import type { MetricsService } from './metrics.service.js';
+import { activeSpan, traceFields } from './tracing.js';
 
 const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
 
@@ -32,6 +33,9 @@ export function httpObservability(
 ): (request: Request, response: Response, next: NextFunction) => void {
   return (request, response, next) => {
     const started = process.hrtime.bigint();
+    // The SERVER span has ended when 'finish' reaches this listener: keep its ids from now.
+    const span = activeSpan();
+    span?.setAttribute('http.request_id', request.id);
     response.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = response.statusCode;
@@ -49,6 +53,7 @@ export function httpObservability(
           res: { statusCode: status },
           route,
           durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(span && traceFields(span)),
         },
         `${request.method} ${route} ${status}`,
       );

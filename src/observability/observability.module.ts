@@ -1,4 +1,11 @@
-import { Global, Module } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
@@ -6,12 +13,30 @@ import { GrpcObservabilityInterceptor } from './grpc-observability.interceptor.j
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
+import { shutdownTracing, tracingStatus } from './tracing.js';
 
 const rootLogger = {
   provide: ROOT_LOGGER,
   inject: [AppConfig],
   useFactory: (config: AppConfig) => createRootLogger(config),
 };
+
+/**
+ * Says at boot whether spans are exported, and flushes them at shutdown: Nest runs this hook
+ * before main.ts's useProcessExit ends the process, so the last requests' spans are sent.
+ */
+@Injectable()
+export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(@Inject(ROOT_LOGGER) private readonly logger: Logger) {}
+
+  onModuleInit(): void {
+    this.logger.info({ context: 'Tracing' }, `tracing ${tracingStatus()}`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await shutdownTracing();
+  }
+}
 
 /**
  * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics.
@@ -29,7 +54,7 @@ const rootLogger = {
     }),
   ],
   controllers: [MetricsController],
-  providers: [rootLogger, MetricsService, GrpcObservabilityInterceptor],
+  providers: [rootLogger, MetricsService, GrpcObservabilityInterceptor, TracingLifecycle],
   exports: [ROOT_LOGGER, MetricsService, GrpcObservabilityInterceptor],
 })
 export class ObservabilityModule {}

@@ -1,0 +1,21 @@
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
+  kind: number;
+  scope?: string;
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+}
+
+export interface OtlpReceiver {
+  endpoint: string;
+  spans: ReceivedSpan[];
+  stats: { requests: number; bytes: number };
+  waitFor<T>(what: string, check: (spans: ReceivedSpan[]) => T, timeoutMs?: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function startOtlpReceiver(): Promise<OtlpReceiver>;
