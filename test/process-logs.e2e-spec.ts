@@ -2,6 +2,7 @@ import {
   buildService,
   type ServiceProcess,
   startService,
+  waitFor,
   waitUntilReady,
 } from './service-process.js';
 import { testDatabaseUrl } from './test-app.js';
@@ -37,7 +38,7 @@ describe('every line the process writes is one JSON object (e2e)', () => {
       NODE_ENV: 'production',
       DATABASE_URL: testDatabaseUrl(),
       MIGRATE_ON_BOOT: 'true',
-      SHUTDOWN_DRAIN_MS: '200',
+      SHUTDOWN_DRAIN_MS: '1000',
       LOG_LEVEL: 'debug',
     });
     try {
@@ -45,9 +46,12 @@ describe('every line the process writes is one JSON object (e2e)', () => {
       await fetch(`${service.url}/users/999999`);
       await fetch(`${service.url}/users`, { method: 'POST', body: 'not json' });
       service.child.kill('SIGTERM');
-      // Readiness during the planned drain: 503, and not an error in the logs.
-      const ready = await fetch(`${service.url}/health/ready`);
-      expect(ready.status).toBe(503);
+      // Readiness during the planned drain: 503 (once the signal is handled), and not an error
+      // in the logs.
+      await waitFor(
+        'readiness 503 during the drain',
+        async () => (await fetch(`${service.url}/health/ready`)).status === 503,
+      );
       expect(await service.exited).toEqual({ code: 0, signal: null });
     } finally {
       await service.stop();

@@ -124,8 +124,8 @@ describe('distributed tracing (e2e)', () => {
       expect(queries.every((span) => span.traceId === parent.traceId)).toBe(true);
 
       // The request's log line carries the ids of the SERVER span.
-      await waitFor('the request log line', async () =>
-        logLines(service).some((line) => line.requestId === 'trace-http-1'),
+      await waitFor('the request log line', () =>
+        Promise.resolve(logLines(service).some((line) => line.requestId === 'trace-http-1')),
       );
       const line = logLines(service).find((l) => l.requestId === 'trace-http-1');
       expect(line).toMatchObject({ trace_id: parent.traceId, span_id: server.spanId });
@@ -147,8 +147,8 @@ describe('distributed tracing (e2e)', () => {
         headers: { 'x-request-id': 'trace-http-2' },
       });
       expect(response.status).toBe(200);
-      await waitFor('the request log line', async () =>
-        logLines(service).some((line) => line.requestId === 'trace-http-2'),
+      await waitFor('the request log line', () =>
+        Promise.resolve(logLines(service).some((line) => line.requestId === 'trace-http-2')),
       );
       const line = logLines(service).find((l) => l.requestId === 'trace-http-2')!;
       expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);
@@ -175,8 +175,8 @@ describe('distributed tracing (e2e)', () => {
       await receiver.waitFor('PostgreSQL spans below the gRPC span', (spans) =>
         descendants(spans, server).some(isPg),
       );
-      await waitFor('the call log line', async () =>
-        logLines(service).some((line) => line.requestId === 'trace-grpc-1'),
+      await waitFor('the call log line', () =>
+        Promise.resolve(logLines(service).some((line) => line.requestId === 'trace-grpc-1')),
       );
       // Written inside the call (the pino mixin), not given the ids explicitly.
       const line = logLines(service).find((l) => l.requestId === 'trace-grpc-1');
@@ -218,8 +218,8 @@ describe('distributed tracing (e2e)', () => {
         headers: { traceparent: parent.traceparent, 'x-request-id': 'untraced-1' },
       });
       expect(response.status).toBe(200);
-      await waitFor('the request log line', async () =>
-        logLines(service).some((line) => line.requestId === 'untraced-1'),
+      await waitFor('the request log line', () =>
+        Promise.resolve(logLines(service).some((line) => line.requestId === 'untraced-1')),
       );
       // A traced run exports within OTEL_BSP_SCHEDULE_DELAY; the stop below flushes any rest.
       expect(await service.stop()).toMatchObject({ code: 0 });

@@ -14,7 +14,12 @@ export interface OtlpReceiver {
   endpoint: string;
   spans: ReceivedSpan[];
   stats: { requests: number; bytes: number };
-  waitFor<T>(what: string, check: (spans: ReceivedSpan[]) => T, timeoutMs?: number): Promise<T>;
+  /** Resolves with the first truthy value `check` returns (polled as spans arrive). */
+  waitFor<T>(
+    what: string,
+    check: (spans: ReceivedSpan[]) => T | undefined | false | null,
+    timeoutMs?: number,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 
