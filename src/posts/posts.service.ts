@@ -5,6 +5,7 @@ import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { ReadReplicas } from '../database/read-replicas.js';
 import { countList, listCountKey } from '../database/list-counts.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
@@ -23,6 +24,7 @@ export class PostsService {
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly usersService: UsersService,
+    private readonly replicas: ReadReplicas,
   ) {
     this.sql = new EntitySql(posts);
     this.selectOne =
@@ -36,7 +38,12 @@ export class PostsService {
     });
   }
 
+  /**
+   * The page and its total read from a replica when DATABASE_READ_URLS is set; whether the user
+   * exists is asked of the primary, like every read by id.
+   */
   async findAllForUser(userId: number, query: ListPostsQueryDto): Promise<ListPage<Post>> {
+    const db = this.replicas.reader();
     const params: unknown[] = [userId];
     const param = (value: unknown) => `$${params.push(value)}`;
     const scope = `posts?userId=${userId}`;
@@ -46,7 +53,7 @@ export class PostsService {
     // The existence check runs beside the page query; its NotFoundError wins if the user is gone.
     const [, rows] = await Promise.all<[Promise<void>, Promise<Post[]>]>([
       this.usersService.assertExists(userId),
-      this.posts.query(
+      db.query(
         `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${conditions.join(' AND ')} ` +
           `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
         params,
@@ -56,7 +63,7 @@ export class PostsService {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => countList(this.posts, listCountKey.postsOfUser(userId)),
+      () => countList(db, listCountKey.postsOfUser(userId)),
     );
   }
 

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { ReadReplicas } from '../database/read-replicas.js';
 import { countList, listCountKey } from '../database/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
@@ -36,7 +37,10 @@ export class UsersService {
   private readonly existsById: string;
   private readonly list: ListPlan<User, UserSortField>;
 
-  constructor(@InjectRepository(User) private readonly users: Repository<User>) {
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly replicas: ReadReplicas,
+  ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
@@ -50,7 +54,9 @@ export class UsersService {
     });
   }
 
+  /** Reads from a replica when DATABASE_READ_URLS is set: the page and its total may lag. */
   async findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
+    const db = this.replicas.reader();
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const scope = query.role === undefined ? 'users' : `users?role=${query.role}`;
@@ -60,7 +66,7 @@ export class UsersService {
     const window = this.list.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows: User[] = await this.users.query(
+    const rows: User[] = await db.query(
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
         `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
       params,
@@ -69,7 +75,7 @@ export class UsersService {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => countList(this.users, listCountKey.users(query.role)),
+      () => countList(db, listCountKey.users(query.role)),
     );
   }
 
