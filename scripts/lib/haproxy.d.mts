@@ -4,6 +4,8 @@ export interface Haproxy {
   port: number;
   pid: number | undefined;
   output(): string;
+  /** Each backend server's check status by name (s0, s1, …): UP, DOWN, "UP 1/2", … */
+  serverStates(): Promise<Record<string, string>>;
   stop(): Promise<void>;
 }
 
