@@ -89,7 +89,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     if (this.shuttingDown) return;
     if (up !== this.lastDatabaseUp) {
       if (this.lastDatabaseUp !== undefined) {
-        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable'}`);
+        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
       }
       this.lastDatabaseUp = up;
     }
