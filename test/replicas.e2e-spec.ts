@@ -135,6 +135,17 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
       );
       expect(await listReads(strict, 'primary')).toBeGreaterThan(0);
       expect(await replicaHasUser('Lagged')()).toBe(false);
+      // Caught up again, the replica serves lists again.
+      await standbySql.query('SELECT pg_wal_replay_resume()');
+      const replicaReads = await listReads(strict, 'replica');
+      await poll(
+        'the list to come from the replica again',
+        async () => {
+          await strict.http().get('/users').expect(200);
+          return (await listReads(strict, 'replica')) > replicaReads;
+        },
+        5000,
+      );
     } finally {
       await strict.close();
     }
