@@ -10,6 +10,7 @@ import {
   type ClusterServer,
   type Primary,
 } from '../scripts/lib/pg-cluster.mjs';
+import { grpcClients, healthCheck } from '../scripts/lib/grpc-client.mjs';
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
@@ -151,17 +152,21 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
     }
   });
 
-  it('answers writes and readiness with 503 when DATABASE_URL is a read-only node', async () => {
+  it('answers writes and readiness with 503 (gRPC health NOT_SERVING) when DATABASE_URL is a read-only node', async () => {
     const onStandby = await createTestApp({
+      grpc: true,
       env: { DATABASE_URL: standby.url, MIGRATE_ON_BOOT: 'false' },
     });
+    const clients = grpcClients(onStandby.grpcAddress);
     try {
       const res = await onStandby.http().post('/users').send({ name: 'Nope' }).expect(503);
       expect(res.body).toEqual(SERVICE_UNAVAILABLE);
       await onStandby.http().get('/health/ready').expect(503);
+      expect(await healthCheck(clients.health, 'users.Users')).toBe('NOT_SERVING');
       // Reads still work there.
       await onStandby.http().get('/users').expect(200);
     } finally {
+      clients.close();
       await onStandby.close();
     }
   });
