@@ -989,7 +989,11 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         for (const name of [...Object.keys(cmData), ...Object.keys(secretData)]) {
           expect([name, envExample.has(name)]).toEqual([name, true]);
         }
-        expect(Object.keys(secretData).sort()).toEqual(['API_KEYS', 'DATABASE_URL']);
+        expect(Object.keys(secretData).sort()).toEqual([
+          'API_KEYS',
+          'DATABASE_READ_URLS',
+          'DATABASE_URL',
+        ]);
         // Secrets never in the ConfigMap.
         expect(Object.keys(cmData).filter((name) => name in secretData)).toEqual([]);
         expect(secret.data).toBeUndefined();

@@ -37,15 +37,23 @@ const NETWORK_CODES = new Set([
 /**
  * True when the database cannot be reached or is going away, as opposed to a query that failed:
  * connection refused or reset, pool connect timeouts, server shutdown (57P01..57P03), connection
- * exceptions (class 08), too many connections (53300), and statement or lock timeouts (57014 is
- * a query cancelled by statement_timeout: the database is too slow to answer).
+ * exceptions (class 08), too many connections (53300), statement or lock timeouts (57014 is
+ * a query cancelled by statement_timeout or the service's own cancel: the database is too slow to
+ * answer), and a write that met a read-only node (25006: DATABASE_URL points at a standby, or at
+ * a primary being failed over); readiness fails meanwhile too (HealthService).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const driver = driverError(error);
   if (!driver) return false;
   const code = driver.code ?? '';
   if (NETWORK_CODES.has(code)) return true;
-  if (code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '57014') {
+  if (
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    code === '53300' ||
+    code === '57014' ||
+    code === '25006'
+  ) {
     return true;
   }
   // TypeORM's error when the connection under a transaction died between two statements.

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
+import { countList, type Queryable } from '../database/list-counts.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -12,6 +13,16 @@ export interface ListPage<T> {
   total: number;
   /** Cursor mode: the token of the next page, when rows follow. */
   nextCursor?: string;
+}
+
+/** Which rows a list holds. */
+export interface ListScope {
+  /** The list and its filters (`users?role=admin`): a cursor is valid only for its own scope. */
+  scope: string;
+  /** The list's conditions, written with `param` placeholders. */
+  filters?: (param: (value: unknown) => string) => string[];
+  /** Its key in list_counts (src/database/list-counts.ts). */
+  countKey: string;
 }
 
 /** The parts of a list statement that depend on the request. */
@@ -37,6 +48,35 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     private readonly sql: EntitySql<E>,
     private readonly fields: Record<F, keyof E & string>,
   ) {}
+
+  /**
+   * One page of the list, read through `db` (the primary, or a replica): the rows matching
+   * `filters` (conditions built with the statement's placeholders) in the query's window, and the
+   * total kept under `countKey`.
+   */
+  async fetch(
+    db: Queryable,
+    query: ListQueryDto<F>,
+    { scope, filters = () => [], countKey }: ListScope,
+  ): Promise<ListPage<E>> {
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const conditions = filters(param);
+    const window = this.window(query, scope, param);
+    if (window.after) conditions.push(window.after);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = (await db.query(
+      `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
+        `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
+      params,
+    )) as ObjectLiteral[];
+    return this.page(
+      rows.map((row) => this.sql.toEntity(row)),
+      query,
+      scope,
+      () => countList(db, countKey),
+    );
+  }
 
   /**
    * @param scope what the rows are: the list and its filters (`users?role=admin`); a cursor is

@@ -16,6 +16,9 @@ export interface DatabaseSettings {
   statementTimeoutMs: number;
   retryAttempts: number;
   migrateOnBoot: boolean;
+  /** Streaming replicas the list endpoints read from (DATABASE_READ_URLS); empty: none. */
+  readUrls: readonly string[];
+  replicaMaxLagMs: number;
 }
 
 /**
@@ -69,6 +72,11 @@ export class AppConfig {
         connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
         statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
         retryAttempts: env.DB_RETRY_ATTEMPTS,
+        readUrls: (env.DATABASE_READ_URLS ?? '')
+          .split(',')
+          .map((url) => url.trim())
+          .filter((url) => url.length > 0),
+        replicaMaxLagMs: env.DB_REPLICA_MAX_LAG_MS,
         migrateOnBoot:
           env.MIGRATE_ON_BOOT === undefined
             ? embedded

@@ -34,6 +34,22 @@ describe(validateEnv.name, () => {
     expect(AppConfig.fromEnv(env).apiKeys).toEqual(['a', 'b', 'c']);
   });
 
+  it('reads DATABASE_READ_URLS as a comma-separated list of replica URLs', () => {
+    const none = AppConfig.fromEnv(validateEnv({})).database;
+    expect([none.readUrls, none.replicaMaxLagMs]).toEqual([[], 5000]);
+    const env = validateEnv({
+      DATABASE_READ_URLS: 'postgres://u:p@r1:5432/users, postgres://u:p@r2:5432/users',
+      DB_REPLICA_MAX_LAG_MS: '250',
+    });
+    const { readUrls, replicaMaxLagMs } = AppConfig.fromEnv(env).database;
+    expect(readUrls).toEqual(['postgres://u:p@r1:5432/users', 'postgres://u:p@r2:5432/users']);
+    expect(replicaMaxLagMs).toBe(250);
+    expect(() => validateEnv({ DATABASE_READ_URLS: 'postgres://u:p@r1/db,mysql://r2/db' })).toThrow(
+      /DATABASE_READ_URLS must be comma-separated URLs/,
+    );
+    expect(() => validateEnv({ DB_REPLICA_MAX_LAG_MS: '-1' })).toThrow(/DB_REPLICA_MAX_LAG_MS/);
+  });
+
   it('treats empty values as unset', () => {
     expect(validateEnv({ PORT: '', DATABASE_URL: ' ' }).PORT).toBe(3000);
   });

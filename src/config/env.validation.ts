@@ -53,6 +53,13 @@ export class EnvironmentVariables {
   })
   DATABASE_URL?: string;
 
+  // Comma-separated; a password holding a comma must be percent-encoded, as in any URL.
+  @Matches(/^postgres(ql)?:\/\/[^\s,]+(\s*,\s*postgres(ql)?:\/\/[^\s,]+)*$/, {
+    message:
+      'DATABASE_READ_URLS must be comma-separated URLs such as postgres://user:pass@replica:5432/db',
+  })
+  DATABASE_READ_URLS?: string;
+
   API_KEYS?: string;
 
   @IsIn(LOG_LEVELS)
@@ -99,6 +106,13 @@ export class EnvironmentVariables {
   @Max(100)
   @IsInt()
   DB_RETRY_ATTEMPTS = 5;
+
+  // A replica further behind the primary than this is skipped until it catches up.
+  @Transform(toInt)
+  @Min(0)
+  @Max(3_600_000)
+  @IsInt()
+  DB_REPLICA_MAX_LAG_MS = 5000;
 
   @Transform(toInt)
   @Min(0)

@@ -1,6 +1,17 @@
-import { DataSource } from 'typeorm';
+import { DataSource, type Migration } from 'typeorm';
 import { AppConfig, loadEnv } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
+import { runMigrations } from './migrations.js';
+
+/**
+ * The TypeORM CLI's data source: `migration:run` calls runMigrations() on it, which here takes
+ * the same advisory lock as the service's boot-time run (migrations.ts).
+ */
+class LockedMigrationsDataSource extends DataSource {
+  override runMigrations(): Promise<Migration[]> {
+    return runMigrations(this);
+  }
+}
 
 // The TypeORM CLI (`npm run migration:run`, `typeorm -d dist/src/database/data-source.js`) loads
 // this module's default export. It uses the same settings as the service, from DATABASE_URL.
@@ -9,9 +20,9 @@ function cliDataSource(): DataSource {
   if (!env.DATABASE_URL) {
     throw new Error('DATABASE_URL must be set for the TypeORM CLI (npm run migration:*)');
   }
-  // A migration may rewrite a large table: the service's per-query statement_timeout does not apply.
+  // A migration may rewrite a large table: the service's per-query timeout does not apply.
   const database = { ...AppConfig.fromEnv(env).database, statementTimeoutMs: 0 };
-  return new DataSource(dataSourceOptions(database));
+  return new LockedMigrationsDataSource(dataSourceOptions(database));
 }
 
 export default cliDataSource();

@@ -1,4 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
+import { cancellingClient } from './cancelling-client.js';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
@@ -26,19 +27,17 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
       ListCountsAndKeysetIndexes1718000000002,
       VersionsAndIdempotencyKeys1718000000003,
     ],
-    migrationsTransactionMode: 'each',
+    // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
+    // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.
+    migrationsTransactionMode: 'all',
     synchronize: false,
-    migrationsRun: db.migrateOnBoot,
+    migrationsRun: false,
     connectTimeoutMS: db.connectTimeoutMs,
     poolSize: db.poolSize,
-    extra: {
-      // Every query gives up server-side after this long, so a stuck statement cannot hold a
-      // pooled connection (and a client) forever.
-      statement_timeout: db.statementTimeoutMs || undefined,
-      // The service's statements are small; a parallel plan for a large count was measured slower
-      // than a serial one on a 2-core server (62 ms vs 41 ms) and takes workers from other queries.
-      options: '-c max_parallel_workers_per_gather=0',
-    },
+    // No startup parameters (statement_timeout, options) and no session state: PgBouncer in
+    // transaction pooling rejects the former and does not keep the latter. Every query is still
+    // cancelled on the server after statementTimeoutMs (see cancellingClient).
+    extra: db.statementTimeoutMs > 0 ? { Client: cancellingClient(db.statementTimeoutMs) } : {},
     // Names the service's connections in pg_stat_activity.
     applicationName: 'users-service',
   };

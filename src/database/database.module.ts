@@ -1,9 +1,12 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
+import { MigrationsOnBoot } from './migrations-on-boot.js';
+import { ReadReplicas } from './read-replicas.js';
 
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -16,5 +19,7 @@ import { DatabaseServer, DatabaseServerModule } from './database-server.js';
       }),
     }),
   ],
+  providers: [MigrationsOnBoot, ReadReplicas],
+  exports: [ReadReplicas],
 })
 export class DatabaseModule {}

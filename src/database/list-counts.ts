@@ -14,7 +14,7 @@ export const listCountKey = {
 };
 
 /** Anything that runs SQL: a repository, an entity manager, a query runner. */
-interface Queryable {
+export interface Queryable {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
 }
 

@@ -65,4 +65,26 @@ export class MetricsService {
       (p) => p.waitingCount,
     );
   }
+
+  // Read replicas (src/database/read-replicas.ts).
+  readonly dbListReads = new Counter({
+    name: 'db_list_reads_total',
+    help: 'List endpoint queries (pages and totals) by the pool that served them',
+    labelNames: ['pool'] as const,
+    registers: [this.registry],
+  });
+
+  readonly dbReplicaLag = new Gauge({
+    name: 'db_replica_lag_seconds',
+    help: 'Delay of each read replica behind the primary at its last check',
+    labelNames: ['replica'] as const,
+    registers: [this.registry],
+  });
+
+  readonly dbReplicaUp = new Gauge({
+    name: 'db_replica_up',
+    help: 'Whether each read replica answered its last check (1) or not (0)',
+    labelNames: ['replica'] as const,
+    registers: [this.registry],
+  });
 }

@@ -5,7 +5,8 @@ import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
-import { countList, listCountKey } from '../database/list-counts.js';
+import { ReadReplicas } from '../database/read-replicas.js';
+import { listCountKey } from '../database/list-counts.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto, type PostSortField } from './dto/list-posts-query.dto.js';
@@ -23,6 +24,7 @@ export class PostsService {
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly usersService: UsersService,
+    private readonly replicas: ReadReplicas,
   ) {
     this.sql = new EntitySql(posts);
     this.selectOne =
@@ -36,28 +38,25 @@ export class PostsService {
     });
   }
 
+  /**
+   * The page and its total read from a replica when DATABASE_READ_URLS is set; whether the user
+   * exists is asked of the primary, like every read by id.
+   */
+  /**
+   * The page and its total read from a replica when DATABASE_READ_URLS is set; whether the user
+   * exists is asked of the primary, like every read by id.
+   */
   async findAllForUser(userId: number, query: ListPostsQueryDto): Promise<ListPage<Post>> {
-    const params: unknown[] = [userId];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const scope = `posts?userId=${userId}`;
-    const window = this.list.window(query, scope, param);
-    const conditions = [`${this.sql.column('userId')} = $1`];
-    if (window.after) conditions.push(window.after);
     // The existence check runs beside the page query; its NotFoundError wins if the user is gone.
-    const [, rows] = await Promise.all<[Promise<void>, Promise<Post[]>]>([
+    const [, page] = await Promise.all([
       this.usersService.assertExists(userId),
-      this.posts.query(
-        `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${conditions.join(' AND ')} ` +
-          `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
-        params,
-      ),
+      this.list.fetch(this.replicas.reader(), query, {
+        scope: `posts?userId=${userId}`,
+        filters: (param) => [`${this.sql.column('userId')} = ${param(userId)}`],
+        countKey: listCountKey.postsOfUser(userId),
+      }),
     ]);
-    return this.list.page(
-      rows.map((row) => this.sql.toEntity(row)),
-      query,
-      scope,
-      () => countList(this.posts, listCountKey.postsOfUser(userId)),
-    );
+    return page;
   }
 
   async findOne(userId: number, postId: number): Promise<Post> {

@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
-import { countList, listCountKey } from '../database/list-counts.js';
+import { ReadReplicas } from '../database/read-replicas.js';
+import { listCountKey } from '../database/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -36,7 +37,10 @@ export class UsersService {
   private readonly existsById: string;
   private readonly list: ListPlan<User, UserSortField>;
 
-  constructor(@InjectRepository(User) private readonly users: Repository<User>) {
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly replicas: ReadReplicas,
+  ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
@@ -50,27 +54,15 @@ export class UsersService {
     });
   }
 
+  /** Reads from a replica when DATABASE_READ_URLS is set: the page and its total may lag. */
   async findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
-    const params: unknown[] = [];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const scope = query.role === undefined ? 'users' : `users?role=${query.role}`;
-    const conditions: string[] = [];
-    if (query.role !== undefined)
-      conditions.push(`${this.sql.column('role')} = ${param(query.role)}`);
-    const window = this.list.window(query, scope, param);
-    if (window.after) conditions.push(window.after);
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows: User[] = await this.users.query(
-      `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
-        `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
-      params,
-    );
-    return this.list.page(
-      rows.map((row) => this.sql.toEntity(row)),
-      query,
-      scope,
-      () => countList(this.users, listCountKey.users(query.role)),
-    );
+    const { role } = query;
+    return this.list.fetch(this.replicas.reader(), query, {
+      scope: role === undefined ? 'users' : `users?role=${role}`,
+      filters: (param) =>
+        role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`],
+      countKey: listCountKey.users(role),
+    });
   }
 
   async findOne(id: number): Promise<User> {

@@ -16,7 +16,7 @@ export interface Readiness {
 
 /**
  * Readiness of this instance, shared by HTTP (/health/ready) and gRPC (grpc.health.v1.Health):
- * ready while the database answers and shutdown has not begun.
+ * ready while the primary database answers, accepts writes, and shutdown has not begun.
  */
 @Injectable()
 export class HealthService implements OnModuleInit, OnApplicationShutdown {
@@ -52,16 +52,22 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     this.setGrpcStatus('NOT_SERVING');
   }
 
-  /** A bounded `SELECT 1`: false when the database does not answer within about a second. */
+  /**
+   * One bounded round trip: false when the database does not answer within about a second, or
+   * answers as a read-only node (a standby, or a primary being failed over), where every write
+   * would fail: the mesh should stop routing here until DATABASE_URL reaches a writable primary.
+   */
   async databaseUp(): Promise<boolean> {
     let timeout: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
       timeout = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
     });
-    const answered = this.dataSource.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
+    const answered = this.dataSource
+      .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
+      .then(
+        ([row]: { writable: boolean }[]) => row?.writable === true,
+        () => false,
+      );
     try {
       return await Promise.race([answered, timedOut]);
     } finally {
@@ -83,7 +89,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     if (this.shuttingDown) return;
     if (up !== this.lastDatabaseUp) {
       if (this.lastDatabaseUp !== undefined) {
-        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable'}`);
+        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
       }
       this.lastDatabaseUp = up;
     }

@@ -1,0 +1,82 @@
+// HAProxy in front of service processes, routing by readiness as a Kubernetes Service or a mesh
+// does: `option httpchk GET /health/ready`, checked every 500 ms, out after 3 failures.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { freePorts } from './ports.mjs';
+import { findTool, serviceTempDir, startDaemon, waitForPort } from './system-tools.mjs';
+
+/** The haproxy binary, or undefined when it is not installed. */
+export function haproxyPath() {
+  return findTool('haproxy');
+}
+
+/**
+ * Starts HAProxy on a free 127.0.0.1 port balancing HTTP over `backends` (127.0.0.1 ports, by
+ * round robin; named s0, s1, … in that order). Returns its `url`, `port`, PID, `serverStates()`
+ * and `stop()` (stops it, removes its directory).
+ */
+export async function startHaproxy({ backends }) {
+  const binary = haproxyPath();
+  if (!binary) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
+  const [port, statsPort] = await freePorts(2);
+  const { dir, remove } = await serviceTempDir('users-service-haproxy-');
+  const config = [
+    'defaults',
+    '  mode http',
+    '  timeout connect 2s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    // A connection refused by a process that just stopped is retried on another one; a request
+    // that reached a process is never sent twice.
+    '  retries 3',
+    '  option redispatch',
+    '  retry-on conn-failure',
+    'frontend web',
+    `  bind 127.0.0.1:${port}`,
+    '  default_backend service',
+    'backend service',
+    '  balance roundrobin',
+    '  option httpchk GET /health/ready',
+    '  default-server check inter 500ms fall 3 rise 2',
+    ...backends.map((backendPort, i) => `  server s${i} 127.0.0.1:${backendPort}`),
+    // Where a test reads each server's state (serverStates()).
+    'frontend stats',
+    `  bind 127.0.0.1:${statsPort}`,
+    '  stats enable',
+    '  stats uri /stats',
+    '',
+  ].join('\n');
+  const file = path.join(dir, 'haproxy.cfg');
+  await writeFile(file, config, { mode: 0o644 });
+  // -db: foreground, no daemon: stopped by its PID. It runs as whoever runs the test.
+  const daemon = startDaemon(binary, ['-db', '-f', file], { name: 'haproxy', asUser: false });
+  try {
+    await waitForPort(daemon, port);
+  } catch (error) {
+    await daemon.stop('SIGKILL');
+    await remove();
+    throw error;
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid: daemon.pid,
+    output: daemon.output,
+    /** Each backend server's check status by name (s0, s1, …): UP, DOWN, "UP 1/2", … */
+    async serverStates() {
+      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+      const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
+      const columns = header.split(',');
+      const at = (row, name) => row.split(',')[columns.indexOf(name)];
+      return Object.fromEntries(
+        rows
+          .filter((row) => at(row, 'pxname') === 'service' && /^s\d+$/.test(at(row, 'svname')))
+          .map((row) => [at(row, 'svname'), at(row, 'status')]),
+      );
+    },
+    async stop() {
+      await daemon.stop('SIGTERM');
+      await remove();
+    },
+  };
+}

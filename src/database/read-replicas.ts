@@ -1,0 +1,149 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { isDatabaseUnavailable } from '../common/database-errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../observability/metrics.service.js';
+import { cancellingClient } from './cancelling-client.js';
+
+const LAG_CHECK_INTERVAL_MS = 1000;
+
+// The replica's delay behind the primary, not the age of its last transaction: 0 while it has
+// replayed everything it received, else the time since the last transaction it replayed.
+const LAG_SQL = `SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs"`;
+
+/** Anything that runs SQL and returns rows, like Repository.query. */
+export interface Queryable {
+  query(sql: string, parameters?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+interface Replica {
+  /** host:port/database, for logs and metrics (never the password) */
+  name: string;
+  pool: pg.Pool;
+  /** Answered its last lag check. */
+  up: boolean;
+  lagMs: number;
+  checking: boolean;
+}
+
+/**
+ * The streaming replicas of DATABASE_READ_URLS, for the list endpoints and their totals. Plain pg
+ * pools rather than TypeORM's `replication` option, which picks a replica at random and knows
+ * nothing of one that is down or behind. A background check, once a second per replica, measures
+ * its lag; a replica that is down or further behind than DB_REPLICA_MAX_LAG_MS is skipped, and
+ * with none usable a list reads from the primary. A query that fails on a replica is run again
+ * on the next one or the primary, so a replica outage never fails a request.
+ */
+@Injectable()
+export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(ReadReplicas.name);
+  private readonly replicas: Replica[];
+  private next = 0;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly config: AppConfig,
+    @InjectDataSource() private readonly primary: DataSource,
+    private readonly metrics: MetricsService,
+  ) {
+    const { readUrls, connectTimeoutMs, poolSize, statementTimeoutMs } = config.database;
+    this.replicas = readUrls.map((url) => {
+      const parsed = new URL(url);
+      const pool = new pg.Pool({
+        connectionString: url,
+        max: poolSize,
+        connectionTimeoutMillis: connectTimeoutMs,
+        application_name: 'users-service',
+        ...(statementTimeoutMs > 0 ? { Client: cancellingClient(statementTimeoutMs) } : {}),
+      });
+      // An idle connection dropped by a replica going away must not crash the process.
+      pool.on('error', () => {});
+      return {
+        name: `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
+        pool,
+        up: false,
+        lagMs: 0,
+        checking: false,
+      };
+    });
+  }
+
+  onModuleInit(): void {
+    if (this.replicas.length === 0) return;
+    this.checkAll();
+    this.timer = setInterval(() => this.checkAll(), LAG_CHECK_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all(this.replicas.map((replica) => replica.pool.end().catch(() => {})));
+  }
+
+  /**
+   * A reader for one list request: its page and its total go to the same replica (the next
+   * usable one in turn), falling back to the others and then the primary.
+   */
+  reader(): Queryable {
+    const usable = this.replicas.filter(
+      (r) => r.up && r.lagMs <= this.config.database.replicaMaxLagMs,
+    );
+    const start = usable.length > 0 ? this.next++ % usable.length : 0;
+    const order = [...usable.slice(start), ...usable.slice(0, start)];
+    return { query: (sql, parameters) => this.query(order, sql, parameters) };
+  }
+
+  private async query(order: Replica[], sql: string, parameters?: unknown[]): Promise<unknown[]> {
+    for (const replica of order) {
+      if (!replica.up) continue;
+      try {
+        const { rows } = await replica.pool.query<Record<string, unknown>>(sql, parameters);
+        this.metrics.dbListReads.inc({ pool: 'replica' });
+        return rows;
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) this.markDown(replica, error);
+        else
+          this.logger.warn(
+            `list read failed on replica ${replica.name}; trying elsewhere: ${String(error)}`,
+          );
+      }
+    }
+    this.metrics.dbListReads.inc({ pool: 'primary' });
+    return this.primary.query(sql, parameters);
+  }
+
+  private checkAll(): void {
+    for (const replica of this.replicas) void this.check(replica);
+  }
+
+  private async check(replica: Replica): Promise<void> {
+    if (replica.checking) return;
+    replica.checking = true;
+    try {
+      const { rows } = await replica.pool.query<{ lagMs: number }>(LAG_SQL);
+      const lagMs = Math.max(0, Number(rows[0].lagMs));
+      const maxLag = this.config.database.replicaMaxLagMs;
+      if (replica.up && replica.lagMs <= maxLag && lagMs > maxLag) {
+        this.logger.warn(`replica ${replica.name} is ${Math.round(lagMs)} ms behind: skipped`);
+      }
+      if (!replica.up) this.logger.log(`replica ${replica.name} is reachable`);
+      replica.up = true;
+      replica.lagMs = lagMs;
+    } catch (error) {
+      this.markDown(replica, error);
+    } finally {
+      replica.checking = false;
+      this.metrics.dbReplicaUp.set({ replica: replica.name }, replica.up ? 1 : 0);
+      this.metrics.dbReplicaLag.set({ replica: replica.name }, replica.lagMs / 1000);
+    }
+  }
+
+  private markDown(replica: Replica, error: unknown): void {
+    if (replica.up)
+      this.logger.warn(`replica ${replica.name} is unreachable: skipped (${String(error)})`);
+    replica.up = false;
+  }
+}
