@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import type { EntitySql } from '../database/entity-sql.js';
+import type { ListCounts } from '../database/list-counts.js';
 import { encodeCursor } from './list-cursor.js';
 import type { ListQueryDto } from './list-query.dto.js';
 import { cursorLinks, ListPlan, pageLinks } from './pagination.js';
@@ -14,11 +15,15 @@ const sql = {
   column: (property: keyof Row) => columns[property],
   isNullable: () => false,
 } as unknown as EntitySql<Row>;
-const plan = new ListPlan<Row, 'id' | 'name' | 'createdAt'>(sql, {
-  id: 'id',
-  name: 'name',
-  createdAt: 'createdAt',
-});
+const plan = new ListPlan<Row, 'id' | 'name' | 'createdAt'>(
+  sql,
+  {
+    id: 'id',
+    name: 'name',
+    createdAt: 'createdAt',
+  },
+  {} as ListCounts,
+);
 const query = (values: Partial<ListQueryDto<'id' | 'name' | 'createdAt'>>) =>
   ({ limit: 20, sort: [], ...values }) as ListQueryDto<'id' | 'name' | 'createdAt'>;
 const noParams = () => {

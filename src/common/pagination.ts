@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
-import { countList, type Queryable } from '../database/list-counts.js';
+import { ListCounts, type Queryable } from '../database/list-counts.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -47,6 +47,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
   constructor(
     private readonly sql: EntitySql<E>,
     private readonly fields: Record<F, keyof E & string>,
+    private readonly counts: ListCounts,
   ) {}
 
   /**
@@ -74,7 +75,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => countList(db, countKey),
+      () => this.counts.count(db, countKey),
     );
   }
 

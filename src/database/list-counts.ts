@@ -1,24 +1,34 @@
-/**
- * Exact row counts of the lists the API offers, read in O(1). The database keeps them: the table
- * `list_counts` and its triggers come from migration 1718000000002 (ListCountsAndKeysetIndexes),
- * so rows written by anything (the service, a bulk load, a DBA) are counted. A list's count is
- * the sum of its slots.
- */
-export const LIST_COUNT_SQL =
-  'SELECT coalesce(sum("n"), 0)::int AS "total" FROM "list_counts" WHERE "list" = $1';
+import type { DataSource } from 'typeorm';
+import { EntitySql } from './entity-sql.js';
+import { ListCount } from './list-count.entity.js';
 
-/** The keys the triggers maintain. */
+/** The keys the triggers maintain (see ListCount). */
 export const listCountKey = {
   users: (role?: string) => (role === undefined ? 'users' : `users.role:${role}`),
   postsOfUser: (userId: number) => `posts.user:${userId}`,
 };
 
-/** Anything that runs SQL: a repository, an entity manager, a query runner. */
+/** Anything that runs SQL: a repository, an entity manager, a replica reader. */
 export interface Queryable {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
 }
 
-export async function countList(db: Queryable, key: string): Promise<number> {
-  const [row] = (await db.query(LIST_COUNT_SQL, [key])) as { total: number }[];
-  return row.total;
+/**
+ * Reads the exact row count of a list in O(1): the sum of its slots in list_counts. The SQL is
+ * generated once from the ListCount entity's metadata.
+ */
+export class ListCounts {
+  private readonly sql: string;
+
+  constructor(dataSource: DataSource) {
+    const table = new EntitySql(dataSource.getRepository(ListCount));
+    this.sql =
+      `SELECT coalesce(sum(${table.column('n')}), 0)::int AS "total" ` +
+      `FROM ${table.table} WHERE ${table.column('list')} = $1`;
+  }
+
+  async count(db: Queryable, key: string): Promise<number> {
+    const [row] = (await db.query(this.sql, [key])) as { total: number }[];
+    return row.total;
+  }
 }

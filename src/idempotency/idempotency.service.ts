@@ -12,6 +12,7 @@ import type { Request, Response } from 'express';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { toHttpError } from '../common/all-exceptions.filter.js';
 import { AppConfig } from '../config/app-config.js';
+import { EntitySql } from '../database/entity-sql.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 
 /** What a create answers: the status, the headers that go with it and the body. */
@@ -49,11 +50,20 @@ export function canonicalJson(value: unknown): string {
 export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer?: NodeJS.Timeout;
+  /** One batch of expired keys, generated once from the entity's metadata. */
+  private readonly purgeSql: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    const keys = new EntitySql(dataSource.getRepository(IdempotencyKey));
+    const key = keys.column('key');
+    this.purgeSql =
+      `DELETE FROM ${keys.table} WHERE ${key} IN (SELECT ${key} FROM ${keys.table} ` +
+      `WHERE ${keys.column('createdAt')} < now() - make_interval(hours => $1) ` +
+      `LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`;
+  }
 
   /**
    * Runs a create and answers it on `response`, returning the body. Without a key the create runs
@@ -164,13 +174,9 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
   async purgeExpired(): Promise<number> {
     let deleted = 0;
     for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
-      const [, count] = await this.dataSource.query<[unknown, number]>(
-        `DELETE FROM "idempotency_keys" WHERE "key" IN (
-           SELECT "key" FROM "idempotency_keys"
-           WHERE "created_at" < now() - make_interval(hours => $1)
-           LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`,
-        [this.config.idempotency.ttlHours],
-      );
+      const [, count] = await this.dataSource.query<[unknown, number]>(this.purgeSql, [
+        this.config.idempotency.ttlHours,
+      ]);
       deleted += count;
       if (count < PURGE_BATCH) break;
     }

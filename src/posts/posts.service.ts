@@ -6,7 +6,7 @@ import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { ReadReplicas } from '../database/read-replicas.js';
-import { listCountKey } from '../database/list-counts.js';
+import { ListCounts, listCountKey } from '../database/list-counts.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto, type PostSortField } from './dto/list-posts-query.dto.js';
@@ -30,12 +30,16 @@ export class PostsService {
     this.selectOne =
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ` +
       `WHERE ${this.sql.column('id')} = $1 AND ${this.sql.column('userId')} = $2`;
-    this.list = new ListPlan(this.sql, {
-      id: 'id',
-      title: 'title',
-      createdAt: 'createdAt',
-      updatedAt: 'updatedAt',
-    });
+    this.list = new ListPlan(
+      this.sql,
+      {
+        id: 'id',
+        title: 'title',
+        createdAt: 'createdAt',
+        updatedAt: 'updatedAt',
+      },
+      new ListCounts(posts.manager.connection),
+    );
   }
 
   /**

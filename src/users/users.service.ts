@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError, PreconditionFailedError } from '../common
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { ReadReplicas } from '../database/read-replicas.js';
-import { listCountKey } from '../database/list-counts.js';
+import { ListCounts, listCountKey } from '../database/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -44,14 +44,18 @@ export class UsersService {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
-    this.list = new ListPlan(this.sql, {
-      id: 'id',
-      name: 'name',
-      email: 'email',
-      role: 'role',
-      createdAt: 'createdAt',
-      updatedAt: 'updatedAt',
-    });
+    this.list = new ListPlan(
+      this.sql,
+      {
+        id: 'id',
+        name: 'name',
+        email: 'email',
+        role: 'role',
+        createdAt: 'createdAt',
+        updatedAt: 'updatedAt',
+      },
+      new ListCounts(users.manager.connection),
+    );
   }
 
   /** Reads from a replica when DATABASE_READ_URLS is set: the page and its total may lag. */
