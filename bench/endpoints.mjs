@@ -7,6 +7,15 @@ import { BENCH_POST_ROLE, ROLES } from './seed.mjs';
 export function endpoints({ users }) {
   let created = 0;
   const runTag = Date.now().toString(36);
+  // A unique email per request (no 409s), and a role the list endpoint never asks for.
+  const createBody = () => {
+    const n = ++created;
+    return JSON.stringify({
+      name: `Bench User ${n}`,
+      email: `bench-${runTag}-${n}@example.com`,
+      role: BENCH_POST_ROLE,
+    });
+  };
   return [
     { key: 'health', name: 'GET /health', path: () => '/health' },
     {
@@ -41,15 +50,7 @@ export function endpoints({ users }) {
       name: 'POST /users',
       method: 'POST',
       path: () => '/users',
-      // A unique email per request (no 409s), and a role the list endpoint never asks for.
-      body: () => {
-        const n = ++created;
-        return JSON.stringify({
-          name: `Bench User ${n}`,
-          email: `bench-${runTag}-${n}@example.com`,
-          role: BENCH_POST_ROLE,
-        });
-      },
+      body: createBody,
     },
     {
       // Service only: the same create with an Idempotency-Key (a new key per request).
@@ -58,14 +59,7 @@ export function endpoints({ users }) {
       method: 'POST',
       serviceOnly: true,
       path: () => '/users',
-      body: () => {
-        const n = ++created;
-        return JSON.stringify({
-          name: `Bench User ${n}`,
-          email: `bench-${runTag}-${n}@example.com`,
-          role: BENCH_POST_ROLE,
-        });
-      },
+      body: createBody,
       headers: () => ({ 'idempotency-key': `bench-${runTag}-${created}` }),
     },
   ];

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from './ports.mjs';
-import { findTool, serviceTempDir, startDaemon, waitForPort } from './system-tools.mjs';
+import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
 
 /** The haproxy binary, or undefined when it is not installed. */
 export function haproxyPath() {
@@ -49,14 +49,12 @@ export async function startHaproxy({ backends }) {
   const file = path.join(dir, 'haproxy.cfg');
   await writeFile(file, config, { mode: 0o644 });
   // -db: foreground, no daemon: stopped by its PID. It runs as whoever runs the test.
-  const daemon = startDaemon(binary, ['-db', '-f', file], { name: 'haproxy', asUser: false });
-  try {
-    await waitForPort(daemon, port);
-  } catch (error) {
-    await daemon.stop('SIGKILL');
-    await remove();
-    throw error;
-  }
+  const daemon = await startListening(binary, ['-db', '-f', file], {
+    name: 'haproxy',
+    asUser: false,
+    port,
+    cleanup: remove,
+  });
   return {
     url: `http://127.0.0.1:${port}`,
     port,

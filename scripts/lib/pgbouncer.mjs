@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePort } from './ports.mjs';
-import { findTool, serviceTempDir, startDaemon, waitForPort } from './system-tools.mjs';
+import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
 
 /** The pgbouncer binary, or undefined when it is not installed. */
 export function pgbouncerPath() {
@@ -48,14 +48,11 @@ export async function startPgBouncer({ targetUrl, settings = {} }) {
     ].join('\n'),
     { mode: 0o644 },
   );
-  const daemon = startDaemon(binary, [path.join(dir, 'pgbouncer.ini')], { name: 'pgbouncer' });
-  try {
-    await waitForPort(daemon, port);
-  } catch (error) {
-    await daemon.stop('SIGKILL');
-    await remove();
-    throw error;
-  }
+  const daemon = await startListening(binary, [path.join(dir, 'pgbouncer.ini')], {
+    name: 'pgbouncer',
+    port,
+    cleanup: remove,
+  });
   const url = new URL(targetUrl);
   url.host = `127.0.0.1:${port}`;
   return {

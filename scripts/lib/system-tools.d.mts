@@ -25,3 +25,14 @@ export function startDaemon(
   options?: { asUser?: boolean; name?: string; env?: NodeJS.ProcessEnv },
 ): Daemon;
 export function waitForPort(daemon: Daemon, port: number, timeoutMs?: number): Promise<void>;
+export function startListening(
+  file: string,
+  args: string[],
+  options: {
+    port: number;
+    cleanup: () => Promise<void>;
+    asUser?: boolean;
+    name?: string;
+    env?: NodeJS.ProcessEnv;
+  },
+): Promise<Daemon>;

@@ -118,3 +118,19 @@ export async function waitForPort(daemon, port, timeoutMs = 20_000) {
     `${daemon.name} does not listen on 127.0.0.1:${port} after ${timeoutMs} ms:\n${daemon.output()}`,
   );
 }
+
+/**
+ * startDaemon, then waits until it listens on `port`. If it does not, the daemon is killed and
+ * `cleanup` (removing its directory) runs before the error is thrown.
+ */
+export async function startListening(file, args, { port, cleanup, ...options }) {
+  const daemon = startDaemon(file, args, options);
+  try {
+    await waitForPort(daemon, port);
+  } catch (error) {
+    await daemon.stop('SIGKILL');
+    await cleanup();
+    throw error;
+  }
+  return daemon;
+}
