@@ -9,7 +9,7 @@ import { dataSourceOptions } from '../src/database/database-options.js';
 import { runMigrations } from '../src/database/migrations.js';
 import { projectRoot } from '../src/project-root.js';
 import { buildService, startService, waitUntilReady } from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+import { scratchDatabase } from './test-app.js';
 
 const ROUNDS = 10;
 const DATABASE = 'users_migration_race_test';
@@ -17,7 +17,7 @@ const ROOT = projectRoot();
 const TYPEORM_CLI = path.join(ROOT, 'node_modules', 'typeorm', 'cli.js');
 
 describe('migrations applied by two processes at once (e2e)', () => {
-  let admin: pg.Client;
+  let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
   let url: string;
   const migrationCount = (
     dataSourceOptions({ url: 'postgres://x@127.0.0.1/x' } as never).migrations as unknown[]
@@ -48,18 +48,12 @@ describe('migrations applied by two processes at once (e2e)', () => {
 
   beforeAll(async () => {
     buildService();
-    admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-    await admin.query(`CREATE DATABASE ${DATABASE}`);
-    const target = new URL(testDatabaseUrl());
-    target.pathname = `/${DATABASE}`;
-    url = target.toString();
+    scratch = await scratchDatabase(DATABASE);
+    url = scratch.url;
   });
 
   afterAll(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-    await admin.end();
+    await scratch?.drop();
   });
 
   /**

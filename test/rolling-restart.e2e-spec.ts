@@ -11,7 +11,7 @@ import {
   waitUntilReady,
   type ServiceProcess,
 } from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+import { scratchDatabase } from './test-app.js';
 
 const DATABASE = 'users_rolling_restart_test';
 const LOAD_WORKERS = 4;
@@ -27,7 +27,7 @@ if (!haproxyPath()) {
 }
 
 (haproxyPath() ? describe : describe.skip)('rolling restart behind HAProxy (e2e)', () => {
-  let admin: pg.Client;
+  let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
   let url: string;
   let haproxy: Haproxy | undefined;
   const services: ServiceProcess[] = [];
@@ -43,20 +43,14 @@ if (!haproxyPath()) {
 
   beforeAll(async () => {
     buildService();
-    admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-    await admin.query(`CREATE DATABASE ${DATABASE}`);
-    const target = new URL(testDatabaseUrl());
-    target.pathname = `/${DATABASE}`;
-    url = target.toString();
+    scratch = await scratchDatabase(DATABASE);
+    url = scratch.url;
   });
 
   afterAll(async () => {
     await Promise.all(services.map((service) => service.stop()));
     await haproxy?.stop();
-    await admin.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-    await admin.end();
+    await scratch?.drop();
   });
 
   it('restarts both processes one after the other under load: no failed request, every 201 stored', async () => {

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { AbstractLoader, ExpressLoader } from '@nestjs/serve-static';
 import { Test } from '@nestjs/testing';
+import pg from 'pg';
 import request from 'supertest';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -121,4 +122,27 @@ export async function createTestAppBehindProxy(
 export async function resetDatabase(dataSource: DataSource): Promise<void> {
   const tables = dataSource.entityMetadatas.map(({ tableName }) => `"${tableName}"`).join(', ');
   await dataSource.query(`TRUNCATE ${tables} RESTART IDENTITY CASCADE`);
+}
+
+/**
+ * A fresh, empty database on the test server, for a spec whose processes must not share the test
+ * database (they migrate it themselves). `drop()` removes it, closing what is still connected.
+ */
+export async function scratchDatabase(
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+  await admin.connect();
+  const database = admin.escapeIdentifier(name);
+  await admin.query(`DROP DATABASE IF EXISTS ${database}`);
+  await admin.query(`CREATE DATABASE ${database}`);
+  const target = new URL(testDatabaseUrl());
+  target.pathname = `/${name}`;
+  return {
+    url: target.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
 }
