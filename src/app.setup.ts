@@ -5,17 +5,12 @@ import type { Server as GrpcServer } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
-import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import path from 'node:path';
-import type { NextFunction, Request, Response } from 'express';
+import { json, type Request } from 'express';
 import { AppConfig } from './config/app-config.js';
-import {
-  isJsonBody,
-  limitBodyDepth,
-  requestId,
-  requireJsonBody,
-} from './common/http-middleware.js';
+import { isJsonBody, requestPipeline } from './common/http-middleware.js';
+import { securityHeaders } from './common/security-headers.js';
 import { httpObservability } from './observability/http-observability.js';
 import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
@@ -44,8 +39,8 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * HTTP settings shared by main.ts and the e2e tests. The app must be created with
- * `{ bodyParser: false }`: the JSON parser is registered here, after the request id, the
- * request log and the content-type check.
+ * `{ bodyParser: false }`: the JSON parser runs inside the request pipeline, after the request
+ * id, the request log and the content-type check.
  */
 export function configureApp(app: INestApplication): void {
   const config = app.get(AppConfig);
@@ -54,25 +49,24 @@ export function configureApp(app: INestApplication): void {
   express.disable('x-powered-by');
   // JSON responses of an API are not worth hashing for a weak ETag on every request.
   express.set('etag', false);
-  express.use(requestId);
   const health = app.get(HealthService);
   express.use(
-    httpObservability(app.get(ROOT_LOGGER), app.get(MetricsService), () => health.isShuttingDown),
+    requestPipeline({
+      observe: httpObservability(
+        app.get(ROOT_LOGGER),
+        app.get(MetricsService),
+        () => health.isShuttingDown,
+      ),
+      headers: securityHeaders(),
+      draining: () => health.isShuttingDown,
+      // strict: false lets /echo take any JSON value, scalars and null included.
+      parseJson: json({
+        limit: config.bodyLimitBytes,
+        strict: false,
+        type: (request) => isJsonBody(request as Request),
+      }),
+    }),
   );
-  express.use(helmet());
-  express.use((_request: Request, response: Response, next: NextFunction) => {
-    // While draining, ask keep-alive clients to reconnect (to another pod) after this response.
-    if (health.isShuttingDown) response.setHeader('Connection', 'close');
-    next();
-  });
-  express.use(requireJsonBody);
-  // strict: false lets /echo take any JSON value, scalars and null included.
-  express.useBodyParser('json', {
-    limit: config.bodyLimitBytes,
-    strict: false,
-    type: (request) => isJsonBody(request as Request),
-  });
-  express.use(limitBodyDepth);
   setupOpenApi(app);
   const server = express.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

@@ -1,6 +1,7 @@
 import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { requestIdFrom } from './request-id.js';
+import type { Header } from './security-headers.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -9,13 +10,6 @@ declare module 'express-serve-static-core' {
     /** The request id: the caller's `x-request-id` when well-formed, else a new UUID. */
     id: string;
   }
-}
-
-/** Gives every request an id and echoes it in `x-request-id` (set first, so errors carry it). */
-export function requestId(request: Request, response: Response, next: NextFunction): void {
-  request.id = requestIdFrom(request.headers['x-request-id']);
-  response.setHeader('x-request-id', request.id);
-  next();
 }
 
 export const MAX_BODY_DEPTH = 64;
@@ -32,18 +26,6 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/**
- * 400 for a body nested more than MAX_BODY_DEPTH levels: validation and serialisation recurse,
- * and a few thousand levels would overflow the stack (a 500).
- */
-export function limitBodyDepth(request: Request, _response: Response, next: NextFunction): void {
-  if (nestedDeeperThan(request.body, MAX_BODY_DEPTH)) {
-    next(new BadRequestException(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`));
-    return;
-  }
-  next();
-}
-
 /** JSON bodies: `application/json`, and on PATCH also `application/merge-patch+json`. */
 export function isJsonBody(request: Request): boolean {
   const types =
@@ -53,22 +35,78 @@ export function isJsonBody(request: Request): boolean {
   return request.is(types) !== false;
 }
 
-function hasBody(request: Request): boolean {
+/** A body that is not empty: chunked, or a Content-Length other than 0. */
+function hasContent(request: Request): boolean {
   const length = request.headers['content-length'];
   return (
     request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
   );
 }
 
-/** 415 for a POST, PUT or PATCH whose body is not JSON (a request without a body passes). */
-export function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(request.method) && hasBody(request) && !isJsonBody(request)) {
-    next(
-      new UnsupportedMediaTypeException(
-        'request body must be JSON (Content-Type: application/json)',
-      ),
-    );
-    return;
-  }
-  next();
+/** What the body parser reads: any declared body, a `Content-Length: 0` one included. */
+function declaresBody(request: Request): boolean {
+  return (
+    request.headers['transfer-encoding'] !== undefined ||
+    request.headers['content-length'] !== undefined
+  );
+}
+
+/** The parts of the request pipeline that live elsewhere, each built once at startup. */
+export interface RequestPipelineParts {
+  /** Registers the request's log line and metric sample for when the response finishes. */
+  observe(request: Request, response: Response): void;
+  /** Response headers every answer carries (the security headers). */
+  headers: readonly Header[];
+  /** True once shutdown has begun. */
+  draining(): boolean;
+  /** The JSON body parser (limit, accepted types). */
+  parseJson: RequestHandler;
+}
+
+/**
+ * Everything every request passes before routing, in one middleware and in this order:
+ * 1. a request id (the caller's `x-request-id` when well-formed, else a UUID), echoed in
+ *    `x-request-id` first, so that every answer carries it, errors included;
+ * 2. the log line and metric sample of the request, written when the response finishes, so that
+ *    requests refused below (400, 413, 415) are logged too;
+ * 3. the security headers, and while draining `Connection: close`, which asks keep-alive clients
+ *    to reconnect (to another pod) after this response;
+ * 4. for a body: 415 unless a POST, PUT or PATCH body is JSON, then the JSON parser (400 for
+ *    malformed JSON, 413 over the limit), then 400 for a body nested more than MAX_BODY_DEPTH
+ *    levels deep (validation and serialisation recurse, and a few thousand levels would overflow
+ *    the stack: a 500). A request without a body skips all of step 4.
+ *
+ * One function rather than a middleware per step: each Express layer costs a router step per
+ * request, and these run on every request (see bench/README.md, "Profile-driven changes").
+ */
+export function requestPipeline(parts: RequestPipelineParts): RequestHandler {
+  const { observe, headers, draining, parseJson } = parts;
+  const afterParsing = (request: Request, next: NextFunction) => (error?: unknown) => {
+    if (error !== undefined && error !== null) next(error);
+    else if (nestedDeeperThan(request.body, MAX_BODY_DEPTH)) {
+      next(
+        new BadRequestException(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`),
+      );
+    } else next();
+  };
+  return (request, response, next) => {
+    request.id = requestIdFrom(request.headers['x-request-id']);
+    response.setHeader('x-request-id', request.id);
+    observe(request, response);
+    for (const [name, value] of headers) response.setHeader(name, value);
+    if (draining()) response.setHeader('Connection', 'close');
+    if (!declaresBody(request)) {
+      next();
+      return;
+    }
+    if (BODY_METHODS.has(request.method) && hasContent(request) && !isJsonBody(request)) {
+      next(
+        new UnsupportedMediaTypeException(
+          'request body must be JSON (Content-Type: application/json)',
+        ),
+      );
+      return;
+    }
+    void parseJson(request, response, afterParsing(request, next));
+  };
 }

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
-import { ListCounts, type Queryable } from '../database/list-counts.js';
+import { ListCounts } from '../database/list-counts.js';
+import type { Queryable } from '../database/queryable.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -66,11 +67,11 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const window = this.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows = (await db.query(
+    const rows = await db.query<ObjectLiteral>(
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
         `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
       params,
-    )) as ObjectLiteral[];
+    );
     return this.page(
       rows.map((row) => this.sql.toEntity(row)),
       query,

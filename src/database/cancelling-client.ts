@@ -22,8 +22,18 @@ export function cancellingClient(timeoutMs: number): typeof pg.Client {
       this.settings = config ?? {};
     }
 
-    // pg's overloads: only the promise form (what TypeORM and this service use) is bounded.
+    // pg's overloads: the callback form (what pg's Pool#query uses) and the promise form (what
+    // TypeORM uses) are bounded; a Submittable (a query object, a cursor) is not.
     override query(...args: unknown[]): never {
+      const callback = args.at(-1);
+      if (typeof callback === 'function') {
+        const timer = setTimeout(() => this.cancelActiveQuery(), timeoutMs);
+        args[args.length - 1] = (...results: unknown[]) => {
+          clearTimeout(timer);
+          (callback as (...a: unknown[]) => void)(...results);
+        };
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
       const result = (super.query as (...a: unknown[]) => unknown)(...args);
       if (!(result instanceof Promise)) return result as never;
       const timer = setTimeout(() => this.cancelActiveQuery(), timeoutMs);

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 import { MigrationsOnBoot } from './migrations-on-boot.js';
+import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
 
 @Global()
@@ -19,7 +20,7 @@ import { ReadReplicas } from './read-replicas.js';
       }),
     }),
   ],
-  providers: [MigrationsOnBoot, ReadReplicas],
-  exports: [ReadReplicas],
+  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas],
+  exports: [PrimaryPool, ReadReplicas],
 })
 export class DatabaseModule {}

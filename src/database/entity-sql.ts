@@ -24,6 +24,16 @@ export class EntitySql<E extends ObjectLiteral> {
       .join(', ');
   }
 
+  /**
+   * `INSERT … RETURNING` every column (as `selectList`), of the given properties as `$1`…`$n` in
+   * their order; every other column takes its default.
+   */
+  insert(properties: (keyof E & string)[]): string {
+    const columns = properties.map((property) => this.column(property)).join(', ');
+    const values = properties.map((_, index) => `$${index + 1}`).join(', ');
+    return `INSERT INTO ${this.table} (${columns}) VALUES (${values}) RETURNING ${this.selectList}`;
+  }
+
   /** The quoted column of a property. */
   column(property: keyof E & string): string {
     return quote(this.columnOf(property).databaseName);

@@ -1,17 +1,13 @@
 import type { DataSource } from 'typeorm';
 import { EntitySql } from './entity-sql.js';
 import { ListCount } from './list-count.entity.js';
+import type { Queryable } from './queryable.js';
 
 /** The keys the triggers maintain (see ListCount). */
 export const listCountKey = {
   users: (role?: string) => (role === undefined ? 'users' : `users.role:${role}`),
   postsOfUser: (userId: number) => `posts.user:${userId}`,
 };
-
-/** Anything that runs SQL: a repository, an entity manager, a replica reader. */
-export interface Queryable {
-  query(sql: string, parameters?: unknown[]): Promise<unknown>;
-}
 
 /**
  * Reads the exact row count of a list in O(1): the sum of its slots in list_counts. The SQL is
@@ -28,7 +24,7 @@ export class ListCounts {
   }
 
   async count(db: Queryable, key: string): Promise<number> {
-    const [row] = (await db.query(this.sql, [key])) as { total: number }[];
+    const [row] = await db.query<{ total: number }>(this.sql, [key]);
     return row.total;
   }
 }

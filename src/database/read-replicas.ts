@@ -1,11 +1,10 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { cancellingClient } from './cancelling-client.js';
+import { PrimaryPool, type Queryable } from './queryable.js';
 
 const LAG_CHECK_INTERVAL_MS = 1000;
 
@@ -13,11 +12,6 @@ const LAG_CHECK_INTERVAL_MS = 1000;
 // replayed everything it received, else the time since the last transaction it replayed.
 const LAG_SQL = `SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
   ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs"`;
-
-/** Anything that runs SQL and returns rows, like Repository.query. */
-export interface Queryable {
-  query(sql: string, parameters?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
 
 interface Replica {
   /** host:port/database, for logs and metrics (never the password) */
@@ -41,12 +35,19 @@ interface Replica {
 export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ReadReplicas.name);
   private readonly replicas: Replica[];
+  /** The reader without replicas: the primary, counted like a fallback to it. */
+  private readonly primaryReader: Queryable = {
+    query: <Row>(sql: string, parameters?: unknown[]) => {
+      this.metrics.dbListReads.inc({ pool: 'primary' });
+      return this.primary.query<Row>(sql, parameters);
+    },
+  };
   private next = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly config: AppConfig,
-    @InjectDataSource() private readonly primary: DataSource,
+    private readonly primary: PrimaryPool,
     private readonly metrics: MetricsService,
   ) {
     const { readUrls, connectTimeoutMs, poolSize, statementTimeoutMs } = config.database;
@@ -88,21 +89,24 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
    * usable one in turn), falling back to the others and then the primary.
    */
   reader(): Queryable {
+    if (this.replicas.length === 0) return this.primaryReader;
     const usable = this.replicas.filter(
       (r) => r.up && r.lagMs <= this.config.database.replicaMaxLagMs,
     );
     const start = usable.length > 0 ? this.next++ % usable.length : 0;
     const order = [...usable.slice(start), ...usable.slice(0, start)];
-    return { query: (sql, parameters) => this.query(order, sql, parameters) };
+    return {
+      query: <Row>(sql: string, parameters?: unknown[]) => this.query<Row>(order, sql, parameters),
+    };
   }
 
-  private async query(order: Replica[], sql: string, parameters?: unknown[]): Promise<unknown[]> {
+  private async query<Row>(order: Replica[], sql: string, parameters?: unknown[]): Promise<Row[]> {
     for (const replica of order) {
       if (!replica.up) continue;
       try {
-        const { rows } = await replica.pool.query<Record<string, unknown>>(sql, parameters);
+        const { rows } = await replica.pool.query(sql, parameters);
         this.metrics.dbListReads.inc({ pool: 'replica' });
-        return rows;
+        return rows as Row[];
       } catch (error) {
         if (isDatabaseUnavailable(error)) this.markDown(replica, error);
         else
@@ -111,8 +115,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
           );
       }
     }
-    this.metrics.dbListReads.inc({ pool: 'primary' });
-    return this.primary.query(sql, parameters);
+    return this.primaryReader.query<Row>(sql, parameters);
   }
 
   private checkAll(): void {

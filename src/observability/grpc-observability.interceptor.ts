@@ -37,16 +37,18 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
     const requestId = requestIdFrom(metadata?.get?.('x-request-id')[0]);
     // Nest calls a gRPC handler with (request, metadata, call).
     const call = context.getArgByIndex<unknown>(2);
-    if (isUnaryCall(call)) {
-      const headers = new Metadata();
-      headers.set('x-request-id', requestId);
-      call.sendMetadata(headers);
-    }
     // The instrumentation names it `grpc.users.Users/GetUser`; the method's full name is the norm.
     // (The call's log line gets trace_id and span_id from the logger's mixin: it runs in the span.)
     activeSpan()?.updateName(`${service}/${method}`).setAttribute('rpc.request_id', requestId);
 
     const record = (code: status, error?: unknown) => {
+      // The request id goes out with the answer (in the same write as the message or the status,
+      // where sending it before the query would cost a frame and a write of its own).
+      if (isUnaryCall(call)) {
+        const headers = new Metadata();
+        headers.set('x-request-id', requestId);
+        call.sendMetadata(headers);
+      }
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const codeName = status[code];
       const labels = { grpc_service: service, grpc_method: method, grpc_code: codeName };

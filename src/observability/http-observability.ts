@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Level, Logger } from 'pino';
 import { routeOf } from './logging.js';
 import type { MetricsService } from './metrics.service.js';
@@ -9,8 +9,8 @@ const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
 /**
  * One log line and one metric sample per HTTP request, written when the response finishes:
  * method, path (no query string), route template, status, duration and request id. Probes and
- * scrapes log at debug. Mounted before the body parser, so requests rejected while parsing
- * (400, 413, 415) are logged too.
+ * scrapes log at debug. Called by the request pipeline before the body parser, so requests
+ * rejected while parsing (400, 413, 415) are logged too.
  *
  * Deliberately a single `finish` listener rather than pino-http: no child logger and no
  * serializers per request (this runs on every request; see the README's performance notes).
@@ -30,8 +30,8 @@ export function httpObservability(
   logger: Logger,
   metrics: MetricsService,
   draining: () => boolean,
-): (request: Request, response: Response, next: NextFunction) => void {
-  return (request, response, next) => {
+): (request: Request, response: Response) => void {
+  return (request, response) => {
     const started = process.hrtime.bigint();
     // The SERVER span has ended when 'finish' reaches this listener: keep its ids from now.
     const span = activeSpan();
@@ -58,6 +58,5 @@ export function httpObservability(
         `${request.method} ${route} ${status}`,
       );
     });
-    next();
   };
 }

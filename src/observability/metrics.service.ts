@@ -1,16 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import { driverPool } from '../database/queryable.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-/** The pg Pool behind TypeORM's postgres driver. */
-interface PgPool {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-}
 
 /** Prometheus metrics of this process, served on GET /metrics. */
 @Injectable()
@@ -42,14 +37,13 @@ export class MetricsService {
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
-    const poolGauge = (name: string, help: string, read: (pool: PgPool) => number) =>
+    const poolGauge = (name: string, help: string, read: (pool: pg.Pool) => number) =>
       new Gauge({
         name,
         help,
         registers: [this.registry],
         collect() {
-          const current = pool();
+          const current = driverPool(dataSource);
           this.set(current ? read(current) : 0);
         },
       });

@@ -5,6 +5,7 @@ import { isForeignKeyViolation } from '../common/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { ListCounts, listCountKey } from '../database/list-counts.js';
 import { UsersService } from '../users/users.service.js';
@@ -19,17 +20,20 @@ export class PostsService {
   // Reads run SQL generated once from the entity's metadata (see UsersService).
   private readonly sql: EntitySql<Post>;
   private readonly selectOne: string;
+  private readonly insert: string;
   private readonly list: ListPlan<Post, PostSortField>;
 
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly usersService: UsersService,
+    private readonly primary: PrimaryPool,
     private readonly replicas: ReadReplicas,
   ) {
     this.sql = new EntitySql(posts);
     this.selectOne =
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ` +
       `WHERE ${this.sql.column('id')} = $1 AND ${this.sql.column('userId')} = $2`;
+    this.insert = this.sql.insert(['userId', 'title', 'body']);
     this.list = new ListPlan(
       this.sql,
       {
@@ -42,10 +46,6 @@ export class PostsService {
     );
   }
 
-  /**
-   * The page and its total read from a replica when DATABASE_READ_URLS is set; whether the user
-   * exists is asked of the primary, like every read by id.
-   */
   /**
    * The page and its total read from a replica when DATABASE_READ_URLS is set; whether the user
    * exists is asked of the primary, like every read by id.
@@ -64,7 +64,7 @@ export class PostsService {
   }
 
   async findOne(userId: number, postId: number): Promise<Post> {
-    const [row]: Post[] = await this.posts.query(this.selectOne, [postId, userId]);
+    const [row] = await this.primary.query<Post>(this.selectOne, [postId, userId]);
     if (!row) {
       await this.usersService.assertExists(userId);
       throw new NotFoundError(`post ${postId} of user ${userId} not found`);
@@ -77,14 +77,11 @@ export class PostsService {
     try {
       // One INSERT … RETURNING; the foreign key is the existence check, so no separate lookup
       // can race with a DELETE of the user.
-      const result = await (manager?.getRepository(Post) ?? this.posts)
-        .createQueryBuilder()
-        .insert()
-        .values({ userId, title: dto.title, body: dto.body ?? '' })
-        .returning(this.sql.selectList)
-        .updateEntity(false)
-        .execute();
-      return this.sql.toEntity((result.raw as Post[])[0]);
+      const values = [userId, dto.title, dto.body ?? ''];
+      const [row] = manager
+        ? await manager.query<Post[]>(this.insert, values)
+        : await this.primary.query<Post>(this.insert, values);
+      return this.sql.toEntity(row);
     } catch (error) {
       if (isForeignKeyViolation(error, USER_FOREIGN_KEY)) {
         throw new NotFoundError(`user ${userId} not found`);

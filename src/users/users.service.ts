@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../common/database-errors.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { ListPlan, type ListPage } from '../common/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { ListCounts, listCountKey } from '../database/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
@@ -35,15 +36,18 @@ export class UsersService {
   private readonly sql: EntitySql<User>;
   private readonly selectById: string;
   private readonly existsById: string;
+  private readonly insert: string;
   private readonly list: ListPlan<User, UserSortField>;
 
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly primary: PrimaryPool,
     private readonly replicas: ReadReplicas,
   ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.insert = this.sql.insert(['name', 'email', 'role']);
     this.list = new ListPlan(
       this.sql,
       {
@@ -70,34 +74,32 @@ export class UsersService {
   }
 
   async findOne(id: number): Promise<User> {
-    const [row]: User[] = await this.users.query(this.selectById, [id]);
+    const [row] = await this.primary.query<User>(this.selectById, [id]);
     if (!row) throw new NotFoundError(`user ${id} not found`);
     return this.sql.toEntity(row);
   }
 
   /** Throws NotFoundError unless the user exists. */
   async assertExists(id: number): Promise<void> {
-    const rows = await this.users.query<unknown[]>(this.existsById, [id]);
+    const rows = await this.primary.query(this.existsById, [id]);
     if (rows.length === 0) throw new NotFoundError(`user ${id} not found`);
   }
 
   /**
-   * One INSERT … RETURNING: no transaction round trips around a single statement.
+   * One INSERT … RETURNING (generated once from the entity): no transaction round trips around a
+   * single statement, and no query builder per request.
    * @param manager the transaction to create it in (an idempotent create), else none
    */
   async create(dto: CreateUserDto, manager?: EntityManager): Promise<User> {
-    const result = await this.saving(
+    const values = [dto.name, dto.email ?? null, dto.role ?? DEFAULT_ROLE];
+    const [row] = await this.saving(
       () =>
-        (manager?.getRepository(User) ?? this.users)
-          .createQueryBuilder()
-          .insert()
-          .values({ name: dto.name, email: dto.email ?? null, role: dto.role ?? DEFAULT_ROLE })
-          .returning(this.sql.selectList)
-          .updateEntity(false)
-          .execute(),
+        manager
+          ? manager.query<User[]>(this.insert, values)
+          : this.primary.query<User>(this.insert, values),
       dto.email,
     );
-    return this.sql.toEntity((result.raw as User[])[0]);
+    return this.sql.toEntity(row);
   }
 
   /** PUT: a full replacement; absent optional fields go back to their defaults. */
