@@ -67,16 +67,22 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const window = this.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows = await db.query<ObjectLiteral>(
+    const select = db.query<ObjectLiteral>(
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
         `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
       params,
     );
+    // A cursor page always reports the total: it is read beside the page, so a walk waits for one
+    // round trip per page, not two. A numbered page may not need it (see page()).
+    const [rows, total] =
+      query.cursor === undefined
+        ? [await select, undefined]
+        : await Promise.all([select, this.counts.count(db, countKey)]);
     return this.page(
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      () => this.counts.count(db, countKey),
+      async () => total ?? this.counts.count(db, countKey),
     );
   }
 
