@@ -34,7 +34,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       repetitions: { type: 'string' },
       connections: { type: 'string', default: '50' },
       only: { type: 'string' },
-      targets: { type: 'string', default: TARGET_KINDS.join(',') },
+      targets: { type: 'string', default: 'service,baseline,express' },
       users: { type: 'string' },
       posts: { type: 'string' },
       sizes: { type: 'string' },

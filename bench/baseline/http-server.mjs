@@ -4,8 +4,8 @@
 // the service's default size.
 //
 // It is written for the benchmark only, minimal but honest: the same SQL work per request as
-// src/users/users.service.ts and src/posts/posts.service.ts (the COUNT behind X-Total-Count, the
-// existence check of the user before listing posts, list and count run concurrently on two pooled
+// src/users/users.service.ts and src/posts/posts.service.ts (the total behind X-Total-Count read
+// from the trigger-kept list_counts, the existence check of the user before listing posts, list and count run concurrently on two pooled
 // connections), the same JSON bodies and headers (X-Total-Count, Link, Location, x-request-id,
 // email omitted when null), and the same basic validation of ids, list queries and POST bodies.
 //
@@ -61,18 +61,21 @@ export function createRoutes(pool) {
   const findUser = async (id) =>
     (await pool.query(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 LIMIT 1`, [id])).rows[0];
 
-  /** One page plus the total, the two queries in parallel as the service runs them. */
   /**
-   * One page plus the total, the two queries in parallel as the service runs them. LIMIT and
-   * OFFSET are validated integers written into the SQL, as TypeORM does.
+   * One page plus its exact total, the two queries in parallel. The total is read from the
+   * trigger-kept counts as the service reads it (the sum of the list's slots in list_counts under
+   * the same key), not by a COUNT over the rows. LIMIT and OFFSET are validated integers written
+   * into the SQL, as the service writes them.
    */
-  async function page(table, columns, where, params, { page, limit, orderBy }) {
+  async function page(table, columns, where, params, countKey, { page, limit, orderBy }) {
     const [items, count] = await Promise.all([
       pool.query(
         `SELECT ${columns} FROM ${table}${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
         params,
       ),
-      pool.query(`SELECT count(1)::int AS total FROM ${table}${where}`, params),
+      pool.query('SELECT coalesce(sum(n), 0)::int AS total FROM list_counts WHERE list = $1', [
+        countKey,
+      ]),
     ]);
     return { rows: items.rows, total: count.rows[0].total };
   }
@@ -103,6 +106,7 @@ export function createRoutes(pool) {
         USER_COLUMNS,
         role === undefined ? '' : ' WHERE role = $1',
         role === undefined ? [] : [role],
+        role === undefined ? 'users' : `users.role:${role}`,
         list,
       );
       const headers = listHeaders(url.pathname, url.search.slice(1), list, total);
@@ -131,7 +135,14 @@ export function createRoutes(pool) {
     async listPosts(_request, url, id) {
       if (!(await findUser(id))) throw new HttpError(404, `user ${id} not found`);
       const list = parseList(url.searchParams, POST_SORT);
-      const { rows, total } = await page('posts', POST_COLUMNS, ' WHERE user_id = $1', [id], list);
+      const { rows, total } = await page(
+        'posts',
+        POST_COLUMNS,
+        ' WHERE user_id = $1',
+        [id],
+        `posts.user:${id}`,
+        list,
+      );
       return [200, rows.map(postJson), listHeaders(url.pathname, url.search.slice(1), list, total)];
     },
   };
