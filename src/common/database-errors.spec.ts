@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isConnectionLost, isDatabaseUnavailable } from './database-errors.js';
 
 const pgError = (code: string) =>
   new QueryFailedError('UPDATE users SET name = $1', [], Object.assign(new Error('x'), { code }));
@@ -15,5 +15,18 @@ describe(isDatabaseUnavailable.name, () => {
 
   it('does not count a constraint violation', () => {
     expect(isDatabaseUnavailable(pgError('23505'))).toBe(false);
+  });
+});
+
+describe(isConnectionLost.name, () => {
+  it('counts a connection the server terminated (57P01) or that dropped mid-statement', () => {
+    expect(isConnectionLost(pgError('57P01'))).toBe(true);
+    expect(isConnectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
+  });
+
+  it('does not count a pool with no connection free in time, a timeout or a constraint', () => {
+    expect(isConnectionLost(new Error('timeout exceeded when trying to connect'))).toBe(false);
+    expect(isConnectionLost(pgError('57014'))).toBe(false);
+    expect(isConnectionLost(pgError('23505'))).toBe(false);
   });
 });

@@ -23,6 +23,20 @@ export function isForeignKeyViolation(error: unknown, constraint: string): boole
   return driver?.code === '23503' && driver.constraint === constraint;
 }
 
+/**
+ * The server closed the connection the statement ran on (pg_terminate_backend, a restarted
+ * PgBouncer or server): the pool drops that connection, and another one may well work.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const driver = driverError(error);
+  const message = driver?.message ?? '';
+  return (
+    driver?.code === '57P01' ||
+    message.includes('Connection terminated') ||
+    message.includes('Client has encountered a connection error')
+  );
+}
+
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

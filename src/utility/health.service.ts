@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
+import { isConnectionLost } from '../common/database-errors.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
@@ -53,21 +54,35 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * One bounded round trip: false when the database does not answer within about a second, or
+   * A bounded probe: false when the database does not answer within about a second, or
    * answers as a read-only node (a standby, or a primary being failed over), where every write
    * would fail: the mesh should stop routing here until DATABASE_URL reaches a writable primary.
    */
   async databaseUp(): Promise<boolean> {
     let timeout: NodeJS.Timeout | undefined;
+    let expired = false;
     const timedOut = new Promise<boolean>((resolve) => {
-      timeout = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+      timeout = setTimeout(() => {
+        expired = true;
+        resolve(false);
+      }, READY_TIMEOUT_MS);
     });
-    const answered = this.dataSource
-      .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
-      .then(
-        ([row]: { writable: boolean }[]) => row?.writable === true,
-        () => false,
-      );
+    const probe = () =>
+      this.dataSource
+        .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
+        .then(([row]: { writable: boolean }[]) => row?.writable === true);
+    // Pooled connections the server has just closed (pg_terminate_backend, a restarted PgBouncer)
+    // fail once each and leave the pool: ask again, within the one bound, until a live connection
+    // answers. Any other failure (no connection free in time, a timeout) is the answer.
+    const answered = (async () => {
+      for (;;) {
+        try {
+          return await probe();
+        } catch (error) {
+          if (expired || !isConnectionLost(error)) return false;
+        }
+      }
+    })();
     try {
       return await Promise.race([answered, timedOut]);
     } finally {
