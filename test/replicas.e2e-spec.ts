@@ -83,7 +83,13 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
   it('lists users and posts, with totals, from the replica; reads by id from the primary', async () => {
     const ada = (await t.http().post('/users').send({ name: 'Ada' }).expect(201)).body;
     await t.http().post(`/users/${ada.id}/posts`).send({ title: 'first' }).expect(201);
-    await poll('Ada on the replica', replicaHasUser('Ada'));
+    // Ada's post commits after Ada: wait until the replica has replayed both before pausing it.
+    await poll(
+      'Ada and her post on the replica',
+      async () =>
+        (await replicaHasUser('Ada')()) &&
+        (await standbySql.query(`SELECT 1 FROM posts WHERE title = 'first'`)).rowCount === 1,
+    );
     await standbySql.query('SELECT pg_wal_replay_pause()');
     const replicaReads = await listReads(t, 'replica');
     const primaryReads = await listReads(t, 'primary');
