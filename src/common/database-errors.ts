@@ -74,9 +74,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if ((error as { name?: string }).name === 'QueryRunnerAlreadyReleasedError') return true;
   const message = driver.message ?? '';
   return (
+    isConnectionLost(error) ||
     message.includes('timeout exceeded when trying to connect') ||
-    message.includes('Connection terminated') ||
-    message.includes('Client has encountered a connection error') ||
     message.includes('Connection is not established')
   );
 }

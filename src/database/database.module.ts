@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 import { MigrationsOnBoot } from './migrations-on-boot.js';
+import { ListCounts } from './list-counts.js';
 import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
 
@@ -20,7 +21,7 @@ import { ReadReplicas } from './read-replicas.js';
       }),
     }),
   ],
-  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas],
-  exports: [PrimaryPool, ReadReplicas],
+  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts],
+  exports: [PrimaryPool, ReadReplicas, ListCounts],
 })
 export class DatabaseModule {}

@@ -1,4 +1,6 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { EntitySql } from './entity-sql.js';
 import { ListCount } from './list-count.entity.js';
 import type { Queryable } from './queryable.js';
@@ -13,10 +15,11 @@ export const listCountKey = {
  * Reads the exact row count of a list in O(1): the sum of its slots in list_counts. The SQL is
  * generated once from the ListCount entity's metadata.
  */
+@Injectable()
 export class ListCounts {
   private readonly sql: string;
 
-  constructor(dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource) {
     const table = new EntitySql(dataSource.getRepository(ListCount));
     this.sql =
       `SELECT coalesce(sum(${table.column('n')}), 0)::int AS "total" ` +

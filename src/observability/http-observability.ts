@@ -7,15 +7,6 @@ import { activeSpan, traceFields } from './tracing.js';
 const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
 
 /**
- * One log line and one metric sample per HTTP request, written when the response finishes:
- * method, path (no query string), route template, status, duration and request id. Probes and
- * scrapes log at debug. Called by the request pipeline before the body parser, so requests
- * rejected while parsing (400, 413, 415) are logged too.
- *
- * Deliberately a single `finish` listener rather than pino-http: no child logger and no
- * serializers per request (this runs on every request; see the README's performance notes).
- */
-/**
  * 5xx are errors, except a probe's: readiness answers 503 by design while the database is away
  * (HealthService logs that once, as a warning) and during a planned drain, when it is news, not a
  * fault. Probes and scrapes are otherwise debug.
@@ -26,6 +17,15 @@ function levelOf(path: string, status: number, draining: () => boolean): Level {
   return draining() ? 'info' : 'warn';
 }
 
+/**
+ * One log line and one metric sample per HTTP request, written when the response finishes:
+ * method, path (no query string), route template, status, duration and request id. Probes and
+ * scrapes log at debug. Called by the request pipeline before the body parser, so requests
+ * rejected while parsing (400, 413, 415) are logged too.
+ *
+ * Deliberately a single `finish` listener rather than pino-http: no child logger and no
+ * serializers per request (this runs on every request; see bench/README.md).
+ */
 export function httpObservability(
   logger: Logger,
   metrics: MetricsService,

@@ -28,6 +28,7 @@ export class PostsService {
     private readonly usersService: UsersService,
     private readonly primary: PrimaryPool,
     private readonly replicas: ReadReplicas,
+    counts: ListCounts,
   ) {
     this.sql = new EntitySql(posts);
     this.selectOne =
@@ -42,7 +43,7 @@ export class PostsService {
         createdAt: 'createdAt',
         updatedAt: 'updatedAt',
       },
-      new ListCounts(posts.manager.connection),
+      counts,
     );
   }
 
@@ -78,9 +79,7 @@ export class PostsService {
       // One INSERT … RETURNING; the foreign key is the existence check, so no separate lookup
       // can race with a DELETE of the user.
       const values = [userId, dto.title, dto.body ?? ''];
-      const [row] = manager
-        ? await manager.query<Post[]>(this.insert, values)
-        : await this.primary.query<Post>(this.insert, values);
+      const [row] = await this.primary.within(manager).query<Post>(this.insert, values);
       return this.sql.toEntity(row);
     } catch (error) {
       if (isForeignKeyViolation(error, USER_FOREIGN_KEY)) {

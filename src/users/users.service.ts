@@ -43,6 +43,7 @@ export class UsersService {
     @InjectRepository(User) private readonly users: Repository<User>,
     private readonly primary: PrimaryPool,
     private readonly replicas: ReadReplicas,
+    counts: ListCounts,
   ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
@@ -58,7 +59,7 @@ export class UsersService {
         createdAt: 'createdAt',
         updatedAt: 'updatedAt',
       },
-      new ListCounts(users.manager.connection),
+      counts,
     );
   }
 
@@ -93,10 +94,7 @@ export class UsersService {
   async create(dto: CreateUserDto, manager?: EntityManager): Promise<User> {
     const values = [dto.name, dto.email ?? null, dto.role ?? DEFAULT_ROLE];
     const [row] = await this.saving(
-      () =>
-        manager
-          ? manager.query<User[]>(this.insert, values)
-          : this.primary.query<User>(this.insert, values),
+      () => this.primary.within(manager).query<User>(this.insert, values),
       dto.email,
     );
     return this.sql.toEntity(row);
