@@ -44,6 +44,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       explain: { type: 'boolean', default: false },
       'skip-build': { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
+      pin: { type: 'boolean', default: false },
       'wait-idle': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -77,6 +78,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
     explain: args.explain,
     skipBuild: args['skip-build'],
     waitIdleS: args['wait-idle'] === undefined ? undefined : Number(args['wait-idle']),
+    pin: args.pin,
   };
   for (const target of options.targets) {
     if (!TARGET_KINDS.includes(target)) throw new Error(`unknown --targets entry ${target}`);

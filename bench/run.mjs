@@ -11,6 +11,7 @@
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per run)
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)
 //            --tracing (adds target `traced`: the service exporting every span to a local sink)
+//            --pin (each target alone on core 0; PostgreSQL, the load generator and this script on core 1)
 //
 // Everything listens on 127.0.0.1 and every load loop is bounded in time and count. PostgreSQL is
 // embedded (a throwaway cluster in a temp directory) unless BENCH_DATABASE_URL names a database
@@ -26,6 +27,7 @@ import {
   printSqlStats,
   startDatabase,
 } from './database.mjs';
+import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { endpoints } from './endpoints.mjs';
 import { secs } from './format.mjs';
 import { chooseLoadGenerator, measureInterleaved } from './load/measure.mjs';
@@ -113,6 +115,8 @@ async function benchmark() {
   const wall = performance.now();
   const generator = chooseLoadGenerator(options.loadGenerator);
   build({ skipBuild: options.skipBuild, log });
+  // Before PostgreSQL starts, so that it and every wrk run inherit the core.
+  if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
   const { url } = await startDatabase({ sqlStats: options.sqlStats, ...context });
   await migrate(url, context);
 
@@ -135,7 +139,13 @@ async function benchmark() {
   const sink = options.targets.includes('traced') ? await tracingSink(cleanups) : undefined;
   for (const kind of options.targets) {
     const extraEnv = kind === 'traced' ? sink.env : {};
-    const target = await startTarget(kind, { url, extraEnv, cpuProf: options.cpuProf, ...context });
+    const target = await startTarget(kind, {
+      url,
+      extraEnv,
+      cpuProf: options.cpuProf,
+      pin: options.pin,
+      ...context,
+    });
     targets.push(target);
     probes[kind] = await probe(target);
   }

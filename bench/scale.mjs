@@ -4,6 +4,7 @@
 // walk 1,000,000 rows by cursor. Then what keeping the counts costs a create.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { connect, ensureVacuumed, startDatabase } from './database.mjs';
 import { fmt, secs, table } from './format.mjs';
 import { countCost } from './scale-count-cost.mjs';
@@ -35,6 +36,7 @@ export async function scale(options, { cleanups, log }) {
     .map(Number);
   const perCell = options.quick ? 30 : 100;
   build({ skipBuild: options.skipBuild, log });
+  if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
   const { url } = await startDatabase({ sqlStats: options.sqlStats, cleanups, log });
   await migrate(url, { cleanups, log });
   const client = await connect(url);
@@ -58,6 +60,7 @@ export async function scale(options, { cleanups, log }) {
     const service = await startTarget('service', {
       url,
       extraEnv: { LOG_LEVEL: 'warn' },
+      pin: options.pin,
       cleanups,
       log,
     });

@@ -10,6 +10,7 @@ import {
   startService,
   waitUntilReady,
 } from '../scripts/lib/service-process.mjs';
+import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { secs } from './format.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -37,9 +38,12 @@ export function build({ skipBuild, log }) {
  * Starts one target and waits until GET /health/ready answers 200. The service runs as deployed:
  * NODE_ENV=production and LOG_LEVEL=info, so every request writes its log line, into a pipe this
  * process drains, as a container runtime would. With `cpuProf`, the process writes a
- * .cpuprofile when it exits (`profileFile`).
+ * .cpuprofile when it exits (`profileFile`). With `pin`, it runs alone on its core (`--pin`).
  */
-export async function startTarget(kind, { url, extraEnv = {}, cpuProf = false, cleanups, log }) {
+export async function startTarget(
+  kind,
+  { url, extraEnv = {}, cpuProf = false, pin = false, cleanups, log },
+) {
   const nodeFlags = [];
   let profileFile;
   if (cpuProf) {
@@ -70,6 +74,7 @@ export async function startTarget(kind, { url, extraEnv = {}, cpuProf = false, c
     },
   });
   cleanups.push(() => target.stop());
+  if (pin) pinProcess(target.pid, PINNED_CORES.app);
   await waitUntilReady(target);
   log(
     `${kind} ready in ${secs(started)} s (HTTP ${target.port}, gRPC ${target.grpcPort}, pid ${target.pid})`,

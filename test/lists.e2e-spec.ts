@@ -129,6 +129,27 @@ describe('lists at scale: exact totals and cursors (e2e)', () => {
       expect(await total('/users')).toBe(25);
       expect(await total('/users?role=a')).toBe(await countOf(`role = 'a'`));
     });
+
+    it("counts each connection's creates in its own slot of 64 (pid modulo 64), so writers seldom share a row lock", async () => {
+      const runners = Array.from({ length: 8 }, () => t.dataSource.createQueryRunner());
+      try {
+        const slots = new Set<number>();
+        for (const runner of runners) {
+          const [{ slot }] = (await runner.query(
+            `INSERT INTO users (name) VALUES ('s') RETURNING pg_backend_pid() % 64 AS slot`,
+          )) as { slot: number }[];
+          slots.add(slot);
+        }
+        const rows = (await sql(
+          `SELECT slot, n::int AS n FROM list_counts WHERE list = 'users' ORDER BY slot`,
+        )) as { slot: number; n: number }[];
+        expect(rows.map((row) => row.slot)).toEqual([...slots].sort((a, b) => a - b));
+        expect(rows.reduce((sum, row) => sum + row.n, 0)).toBe(8);
+        expect(await total('/users')).toBe(8);
+      } finally {
+        await Promise.all(runners.map((runner) => runner.release()));
+      }
+    });
   });
 
   describe('cursor pagination', () => {
