@@ -4,12 +4,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * The users counters of `list_counts` in 64 slots instead of 16 (only the trigger function
  * changes; the rows already there stay valid, a list's total being the sum of its slots).
  *
- * The slot is the writing backend's pid modulo the slot count, and a slot's row stays locked until
- * the writer commits. With 16 slots, backends of one pool of 10 connections already shared slots
- * and queued on each other's row locks: with PostgreSQL as the bottleneck (`npm run bench --
- * --scale --pin`) the count trigger took 97 µs per create and cost 19 % of create throughput at
- * 50 connections; with 64 slots, 63 µs and about 3 %. A list's total then sums at most 64 rows,
- * an index range scan. Rows stay in key order, as before, so concurrent statements cannot deadlock.
+ * The slot is the writing backend's pid modulo the slot count, and a slot's row stays locked from
+ * the writer's statement to its commit. With 16 slots the ten connections of one pool already
+ * shared slots (and the pools of several replicas share them all), so writers queued on each
+ * other's row locks. In one run with PostgreSQL as the bottleneck (`npm run bench -- --scale
+ * --pin`) the trigger took 97 µs per create with 16 slots and 63 µs with 64 (bench/README.md,
+ * "Scale"). A list's total then sums at most 64 rows, an index range scan. The rows are still
+ * written in key order, so concurrent statements cannot deadlock.
  */
 export class ListCountsSlots1718000000004 implements MigrationInterface {
   name = 'ListCountsSlots1718000000004';
