@@ -4,7 +4,6 @@ import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
-import { ListCountsSlots1718000000004 } from '../../migrations/1718000000004-ListCountsSlots.js';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
 import { ListCount } from './list-count.entity.js';
 import type { DatabaseSettings } from '../config/app-config.js';
@@ -28,7 +27,6 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
       AddUsersRoleIndex1718000000001,
       ListCountsAndKeysetIndexes1718000000002,
       VersionsAndIdempotencyKeys1718000000003,
-      ListCountsSlots1718000000004,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.
