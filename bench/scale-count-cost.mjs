@@ -1,6 +1,8 @@
 // What keeping the list counts costs a create (bench/scale.mjs): POST /users with the count
 // triggers on and off, at concurrency 1 (median latency) and 50 (throughput), in alternated
-// rounds, plus the count trigger's own server time per create from pg_stat_user_functions.
+// rounds, plus the CPU per create of the service and PostgreSQL at c=50 and the count trigger's
+// own server time per create from pg_stat_user_functions.
+import { cpuPerRequest, cpuSnapshot } from './cpu.mjs';
 import { fmt, median } from './format.mjs';
 import { chooseLoadGenerator, load } from './load/measure.mjs';
 import { endpoints } from './endpoints.mjs';
@@ -99,13 +101,15 @@ export async function countCost(client, url, { options, cleanups, log }) {
       for (const mode of round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) {
         await setTrigger(client, INSERT_TRIGGER, mode === 'on');
         const c1 = await sequentialCreates(service.base, count, `${mode}${round}`);
-        const { rps } = await load(generator, service, create, {
+        const before = cpuSnapshot(service.pid);
+        const { rps, count: created } = await load(generator, service, create, {
           durationS,
           connections: 50,
           users: 1,
           seed: round,
         });
-        result[mode] = { c1, rps };
+        const cpu = cpuPerRequest(before, cpuSnapshot(service.pid), created);
+        result[mode] = { c1, rps, appCpuUs: cpu?.app, pgCpuUs: cpu?.postgres };
         await undoCreates();
       }
       perRound.push(result);
@@ -132,6 +136,11 @@ export async function countCost(client, url, { options, cleanups, log }) {
     c50RpsOn: median(perRound.map((r) => r.on.rps)),
     c50RpsOff: median(perRound.map((r) => r.off.rps)),
     c50Loss: median(perRound.map((r) => 1 - r.on.rps / r.off.rps)),
+    // CPU per create at c=50 (from /proc): PostgreSQL's is embedded only (bench/cpu.mjs).
+    c50PgCpuUsOn: median(perRound.map((r) => r.on.pgCpuUs)),
+    c50PgCpuUsOff: median(perRound.map((r) => r.off.pgCpuUs)),
+    c50AppCpuUsOn: median(perRound.map((r) => r.on.appCpuUs)),
+    c50AppCpuUsOff: median(perRound.map((r) => r.off.appCpuUs)),
     triggerCalls: trigger.calls,
     triggerUsPerCreate: trigger.usPerCall,
     perRound,
@@ -148,6 +157,14 @@ export async function countCost(client, url, { options, cleanups, log }) {
   console.log(
     `| c=50 throughput (${generator}) | ${fmt(summary.c50RpsOn, 0)} req/s | ${fmt(summary.c50RpsOff, 0)} req/s | ` +
       `${fmt(summary.c50Loss * 100, 1)} % |`,
+  );
+  console.log(
+    `| c=50 PostgreSQL CPU per create | ${fmt(summary.c50PgCpuUsOn, 0)} µs | ${fmt(summary.c50PgCpuUsOff, 0)} µs | ` +
+      `${fmt(summary.c50PgCpuUsOn - summary.c50PgCpuUsOff, 0)} µs |`,
+  );
+  console.log(
+    `| c=50 service CPU per create | ${fmt(summary.c50AppCpuUsOn, 0)} µs | ${fmt(summary.c50AppCpuUsOff, 0)} µs | ` +
+      `${fmt(summary.c50AppCpuUsOn - summary.c50AppCpuUsOff, 0)} µs |`,
   );
   console.log(
     `| the count trigger's server time per create (pg_stat_user_functions, ${trigger.calls} calls) | ` +
