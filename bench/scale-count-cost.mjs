@@ -66,7 +66,10 @@ export async function countCost(client, url, { options, cleanups, log }) {
   const tracked = await client
     .query(`ALTER DATABASE ${database} SET track_functions = 'pl'`)
     .then(() => true)
-    .catch((error) => log(`track_functions not set (${error.message}): no trigger time`));
+    .catch((error) => {
+      log(`track_functions not set (${error.message}): no trigger time`);
+      return false;
+    });
   const service = await startTarget('service', {
     url,
     extraEnv: { LOG_LEVEL: 'warn' },
@@ -79,7 +82,6 @@ export async function countCost(client, url, { options, cleanups, log }) {
   const count = options.quick ? 100 : 200;
   const durationS = options.quick ? 3 : 8;
   const perRound = [];
-  let stopped = false;
   const undoCreates = async () => {
     await setTrigger(client, DELETE_TRIGGER, false);
     await client.query('DELETE FROM users WHERE role = $1', [BENCH_POST_ROLE]);
@@ -118,10 +120,9 @@ export async function countCost(client, url, { options, cleanups, log }) {
           `c=50 ${fmt(result.on.rps, 0)} / ${fmt(result.off.rps, 0)} req/s (on / off)`,
       );
     }
-    await service.stop();
-    stopped = true;
   } finally {
-    if (!stopped) await service.stop();
+    // First: its backends report their function statistics when they exit (triggerTimePerCall).
+    await service.stop();
     await setTrigger(client, INSERT_TRIGGER, true);
     await setTrigger(client, DELETE_TRIGGER, true);
     if (tracked) await client.query(`ALTER DATABASE ${database} RESET track_functions`);
