@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 import { MigrationsOnBoot } from './migrations-on-boot.js';
-import { ListCounts } from './list-counts.js';
+import { ListCounts } from '../lists/list-counts.js';
 import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
 

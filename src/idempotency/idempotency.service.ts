@@ -10,7 +10,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
-import { toHttpError } from '../common/all-exceptions.filter.js';
+import { toHttpError } from '../http/all-exceptions.filter.js';
 import { AppConfig } from '../config/app-config.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';

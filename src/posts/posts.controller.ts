@@ -12,7 +12,7 @@ import {
 } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { conditionalGet, etagOf } from '../common/etag.js';
+import { conditionalGet, etagOf } from '../http/etag.js';
 import {
   ApiConditionalGet,
   ApiErrors,
@@ -20,9 +20,9 @@ import {
   ApiIdParam,
   CREATED_HEADERS,
   PAGE_HEADERS,
-} from '../common/openapi.decorators.js';
-import { setPaginationHeaders } from '../common/pagination.js';
-import { ParseIdPipe } from '../common/parse-id.pipe.js';
+} from '../http/openapi.decorators.js';
+import { setPaginationHeaders } from '../lists/pagination.js';
+import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { IdempotencyKeyHeader } from '../idempotency/idempotency-key.decorator.js';
 import { IdempotencyService } from '../idempotency/idempotency.service.js';

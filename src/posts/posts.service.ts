@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
-import { isForeignKeyViolation } from '../common/database-errors.js';
+import { isForeignKeyViolation } from '../database/database-errors.js';
 import { NotFoundError } from '../common/errors.js';
-import { ListPlan, type ListPage } from '../common/pagination.js';
+import { ListPlan, type ListPage } from '../lists/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
-import { ListCounts, listCountKey } from '../database/list-counts.js';
+import { ListCounts, listCountKey } from '../lists/list-counts.js';
 import { UsersService } from '../users/users.service.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto, type PostSortField } from './dto/list-posts-query.dto.js';

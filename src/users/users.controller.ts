@@ -22,7 +22,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { conditionalGet, etagOf, parseIfMatch } from '../common/etag.js';
+import { conditionalGet, etagOf, parseIfMatch } from '../http/etag.js';
 import {
   ApiConditionalGet,
   ApiErrors,
@@ -32,9 +32,9 @@ import {
   CREATED_HEADERS,
   ETAG_HEADER,
   PAGE_HEADERS,
-} from '../common/openapi.decorators.js';
-import { setPaginationHeaders } from '../common/pagination.js';
-import { ParseIdPipe } from '../common/parse-id.pipe.js';
+} from '../http/openapi.decorators.js';
+import { setPaginationHeaders } from '../lists/pagination.js';
+import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { IdempotencyKeyHeader } from '../idempotency/idempotency-key.decorator.js';
 import { IdempotencyService } from '../idempotency/idempotency.service.js';
 import { CreateUserDto } from './dto/create-user.dto.js';

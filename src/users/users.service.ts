@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, type FindOptionsWhere, In, type Repository } from 'typeorm';
-import { isUniqueViolation } from '../common/database-errors.js';
+import { isUniqueViolation } from '../database/database-errors.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../common/errors.js';
-import { ListPlan, type ListPage } from '../common/pagination.js';
+import { ListPlan, type ListPage } from '../lists/pagination.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
-import { ListCounts, listCountKey } from '../database/list-counts.js';
+import { ListCounts, listCountKey } from '../lists/list-counts.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto, type UserSortField } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';

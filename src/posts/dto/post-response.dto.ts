@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { ApiIdProperty } from '../../http/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
 export class PostResponseDto {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { ApiIdProperty } from '../../http/openapi.decorators.js';
 import type { User } from '../user.entity.js';
 
 /** A user as the HTTP API returns it: `email` is left out when the user has none. */

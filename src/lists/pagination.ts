@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
-import { ListCounts } from '../database/list-counts.js';
+import { ListCounts } from './list-counts.js';
 import type { Queryable } from '../database/queryable.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
@@ -22,7 +22,7 @@ export interface ListScope {
   scope: string;
   /** The list's conditions, written with `param` placeholders. */
   filters?: (param: (value: unknown) => string) => string[];
-  /** Its key in list_counts (src/database/list-counts.ts). */
+  /** Its key in list_counts (src/lists/list-counts.ts). */
   countKey: string;
 }
 

@@ -7,13 +7,13 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
 import {
   ConflictError,
   InvalidArgumentError,
   NotFoundError,
   PreconditionFailedError,
-} from './errors.js';
+} from '../common/errors.js';
 
 export interface ErrorBody {
   error: string;

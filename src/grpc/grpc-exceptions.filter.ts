@@ -8,13 +8,13 @@ import {
 import { RpcException } from '@nestjs/microservices';
 import { status } from '@grpc/grpc-js';
 import { type Observable, throwError } from 'rxjs';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
 import {
   ConflictError,
   InvalidArgumentError,
   NotFoundError,
   PreconditionFailedError,
-} from './errors.js';
+} from '../common/errors.js';
 
 export interface GrpcError {
   code: status;
