@@ -7,6 +7,7 @@ import { MigrationsOnBoot } from './migrations-on-boot.js';
 import { ListCounts } from '../lists/list-counts.js';
 import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
+import { TransactionScope } from './transaction-scope.js';
 
 @Global()
 @Module({
@@ -21,7 +22,7 @@ import { ReadReplicas } from './read-replicas.js';
       }),
     }),
   ],
-  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts],
-  exports: [PrimaryPool, ReadReplicas, ListCounts],
+  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
+  exports: [PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
 })
 export class DatabaseModule {}
