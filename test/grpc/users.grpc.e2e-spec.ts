@@ -3,15 +3,15 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
-import { HealthService } from '../src/utility/health.service.js';
-import type { TcpProxy } from './tcp-proxy.js';
+import { USERS_PROTO_PATH } from '../../src/app.setup.js';
+import { HealthService } from '../../src/utility/health.service.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import {
   createTestApp,
   createTestAppBehindProxy,
   resetDatabase,
   type TestApp,
-} from './test-app.js';
+} from '../support/test-app.js';
 
 const reflectionProtoDir = path.join(
   path.dirname(createRequire(import.meta.url).resolve('@grpc/reflection')),

@@ -5,8 +5,8 @@ import {
   startService,
   waitFor,
   waitUntilReady,
-} from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+} from '../support/service-process.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 
 interface Answer {
   status: number;

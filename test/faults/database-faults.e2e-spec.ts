@@ -1,7 +1,7 @@
-import { capturingLogger } from './capturing-logger.js';
-import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import type { TcpProxy } from './tcp-proxy.js';
-import { createTestAppBehindProxy, type TestApp } from './test-app.js';
+import { capturingLogger } from '../support/capturing-logger.js';
+import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
+import { createTestAppBehindProxy, type TestApp } from '../support/test-app.js';
 
 describe('database unreachable (e2e)', () => {
   let proxy: TcpProxy;

@@ -2,9 +2,14 @@
 // (CONTRACT.md: Replicas, PgBouncer, migrations), and DB_STATEMENT_TIMEOUT_MS bounding a query
 // there. Skipped, saying so, where PgBouncer is not installed; .ci/run installs it.
 import pg from 'pg';
-import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../scripts/lib/pgbouncer.mjs';
-import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/lib/pgbouncer.mjs';
+import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
+import {
+  createTestApp,
+  resetDatabase,
+  testDatabaseUrl,
+  type TestApp,
+} from '../support/test-app.js';
 
 const STATEMENT_TIMEOUT_MS = 1000;
 const describeWithPgBouncer = pgbouncerPath() ? describe : describe.skip;

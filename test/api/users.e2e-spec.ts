@@ -1,5 +1,5 @@
 import type { Repository } from 'typeorm';
-import { User } from '../src/users/user.entity.js';
+import { User } from '../../src/users/user.entity.js';
 import {
   INVALID_ID,
   INVALID_JSON,
@@ -7,8 +7,8 @@ import {
   NOT_JSON,
   invalid,
   userNotFound,
-} from './expected-errors.js';
-import { createTestApp, resetDatabase, type TestApp } from './test-app.js';
+} from '../support/expected-errors.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 // 255 characters, otherwise a valid address (local part 64, labels of at most 63).
 const LONG_EMAIL = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com`;

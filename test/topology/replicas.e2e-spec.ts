@@ -9,10 +9,10 @@ import {
   startPrimary,
   type ClusterServer,
   type Primary,
-} from '../scripts/lib/pg-cluster.mjs';
-import { grpcClients, healthCheck } from '../scripts/lib/grpc-client.mjs';
-import { SERVICE_UNAVAILABLE } from './expected-errors.js';
-import { createTestApp, type TestApp } from './test-app.js';
+} from '../../scripts/lib/pg-cluster.mjs';
+import { grpcClients, healthCheck } from '../../scripts/lib/grpc-client.mjs';
+import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const describeWithReplicas = postgresBinForReplicas() ? describe : describe.skip;
 

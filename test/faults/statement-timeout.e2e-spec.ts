@@ -2,8 +2,8 @@
 // the callback form (pg's Pool#query: the hot reads, creates and replica reads) and the promise
 // form (TypeORM). The server stops the statement: it fails with 57014 (query_canceled).
 import pg from 'pg';
-import { cancellingClient } from '../src/database/cancelling-client.js';
-import { testDatabaseUrl } from './test-app.js';
+import { cancellingClient } from '../../src/database/cancelling-client.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 
 describe('the statement timeout (cancellingClient)', () => {
   let pool: pg.Pool;

@@ -23,12 +23,12 @@ import {
   rawClient,
   usersClient,
   type UsersClient,
-} from '../scripts/lib/grpc-client.mjs';
-import { type Reply, send } from '../scripts/lib/http-client.mjs';
-import { findLeak } from '../scripts/lib/leak-patterns.mjs';
-import { projectRoot } from '../src/project-root.js';
-import { INVALID_API_KEY, INVALID_ID, ISO_DATE, NOT_JSON } from './expected-errors.js';
-import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
+} from '../../scripts/lib/grpc-client.mjs';
+import { type Reply, send } from '../../scripts/lib/http-client.mjs';
+import { findLeak } from '../../scripts/lib/leak-patterns.mjs';
+import { projectRoot } from '../../src/project-root.js';
+import { INVALID_API_KEY, INVALID_ID, ISO_DATE, NOT_JSON } from '../support/expected-errors.js';
+import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from '../support/test-app.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);

@@ -12,7 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { startThrowawayPostgres, type ThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
+import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 import {
   type CallResult,
   getUser,
@@ -20,17 +20,17 @@ import {
   grpcClients,
   healthCheck,
   type User,
-} from '../scripts/lib/grpc-client.mjs';
-import { type JsonResult, requestJson } from '../scripts/lib/http-client.mjs';
-import { refusesConnections } from '../scripts/lib/ports.mjs';
-import { SERVICE_UNAVAILABLE } from './expected-errors.js';
+} from '../../scripts/lib/grpc-client.mjs';
+import { type JsonResult, requestJson } from '../../scripts/lib/http-client.mjs';
+import { refusesConnections } from '../../scripts/lib/ports.mjs';
+import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
 import {
   buildService,
   type ServiceProcess,
   startService,
   waitUntilReady,
-} from './service-process.js';
-import { createTestApp } from './test-app.js';
+} from '../support/service-process.js';
+import { createTestApp } from '../support/test-app.js';
 
 /** The longest any awaited condition may take before the test fails (a hang, not a slow run). */
 const BOUND_MS = 30_000;

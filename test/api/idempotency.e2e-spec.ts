@@ -1,5 +1,5 @@
-import { IdempotencyService } from '../src/idempotency/idempotency.service.js';
-import { createTestApp, resetDatabase, type TestApp } from './test-app.js';
+import { IdempotencyService } from '../../src/idempotency/idempotency.service.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 const IN_PROGRESS = { error: 'a request with this Idempotency-Key is still in progress' };
 const reused = (key: string) => ({

@@ -3,15 +3,15 @@
 // in the database. CONTRACT.md: Replicas, PgBouncer, migrations. Skipped, saying so, where HAProxy
 // is not installed; .ci/run installs it.
 import pg from 'pg';
-import { haproxyPath, startHaproxy, type Haproxy } from '../scripts/lib/haproxy.mjs';
+import { haproxyPath, startHaproxy, type Haproxy } from '../../scripts/lib/haproxy.mjs';
 import {
   buildService,
   startService,
   waitFor,
   waitUntilReady,
   type ServiceProcess,
-} from './service-process.js';
-import { scratchDatabase } from './test-app.js';
+} from '../support/service-process.js';
+import { scratchDatabase } from '../support/test-app.js';
 
 const DATABASE = 'users_rolling_restart_test';
 const LOAD_WORKERS = 4;

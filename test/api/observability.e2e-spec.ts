@@ -1,10 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
-import { getUser, usersClient, type UsersClient } from '../scripts/lib/grpc-client.mjs';
-import { send } from '../scripts/lib/http-client.mjs';
-import { HealthService } from '../src/utility/health.service.js';
-import { capturingLogger } from './capturing-logger.js';
-import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
+import { getUser, usersClient, type UsersClient } from '../../scripts/lib/grpc-client.mjs';
+import { send } from '../../scripts/lib/http-client.mjs';
+import { HealthService } from '../../src/utility/health.service.js';
+import { capturingLogger } from '../support/capturing-logger.js';
+import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from '../support/test-app.js';
 
 /** GET over a keep-alive connection (supertest asks for `Connection: close`). */
 async function keepAliveGet(url: string, path: string): Promise<http.IncomingHttpHeaders> {

@@ -18,9 +18,9 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
-import { EnvironmentVariables, validateEnv } from '../src/config/env.validation.js';
-import { MetricsController } from '../src/observability/metrics.controller.js';
-import { HealthController } from '../src/utility/health.controller.js';
+import { EnvironmentVariables, validateEnv } from '../../src/config/env.validation.js';
+import { MetricsController } from '../../src/observability/metrics.controller.js';
+import { HealthController } from '../../src/utility/health.controller.js';
 import {
   type K8sObject,
   kubectlAvailable,
@@ -29,9 +29,9 @@ import {
   parseYamlObjects,
   readKustomization,
   renderOverlay,
-} from './k8s-render.js';
+} from '../support/k8s-render.js';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '..', '..');
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
 const readJson = <T>(file: string): T => JSON.parse(read(file)) as T;
 

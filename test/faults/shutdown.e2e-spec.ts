@@ -1,16 +1,16 @@
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
-import { getUser, usersClient } from '../scripts/lib/grpc-client.mjs';
-import { send } from '../scripts/lib/http-client.mjs';
-import { freePort, refusesConnections } from '../scripts/lib/ports.mjs';
+import { getUser, usersClient } from '../../scripts/lib/grpc-client.mjs';
+import { send } from '../../scripts/lib/http-client.mjs';
+import { freePort, refusesConnections } from '../../scripts/lib/ports.mjs';
 import {
   buildService,
   type ServiceProcess,
   startService,
   waitFor,
   waitUntilReady,
-} from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+} from '../support/service-process.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 
 /** A JSON request sent at once, on a connection of its own. */
 const sendJson = (url: string, method = 'GET', path = '/', body?: object) =>

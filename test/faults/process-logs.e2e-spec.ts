@@ -4,8 +4,8 @@ import {
   startService,
   waitFor,
   waitUntilReady,
-} from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+} from '../support/service-process.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 
 /** Every line the process wrote, each of which must be one JSON object. */
 function lines(service: ServiceProcess): string[] {

@@ -5,16 +5,16 @@ import pg from 'pg';
 import request from 'supertest';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../src/app.module.js';
-import { configureApp, grpcOptions } from '../src/app.setup.js';
-import { AppConfig } from '../src/config/app-config.js';
-import { validateEnv } from '../src/config/env.validation.js';
-import { ROOT_LOGGER } from '../src/observability/logging.js';
-import { freePort } from '../scripts/lib/ports.mjs';
+import { AppModule } from '../../src/app.module.js';
+import { configureApp, grpcOptions } from '../../src/app.setup.js';
+import { AppConfig } from '../../src/config/app-config.js';
+import { validateEnv } from '../../src/config/env.validation.js';
+import { ROOT_LOGGER } from '../../src/observability/logging.js';
+import { freePort } from '../../scripts/lib/ports.mjs';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Shared with bench/ and scripts/; re-exported for the specs that import them from here.
-export { freePort, freePorts } from '../scripts/lib/ports.mjs';
+export { freePort, freePorts } from '../../scripts/lib/ports.mjs';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
 

@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from './test-app.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('the schema (e2e)', () => {
   let t: TestApp;

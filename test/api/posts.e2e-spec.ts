@@ -1,8 +1,8 @@
 import type { Repository } from 'typeorm';
-import { Post } from '../src/posts/post.entity.js';
-import { User } from '../src/users/user.entity.js';
-import { INVALID_ID, ISO_DATE, invalid, userNotFound } from './expected-errors.js';
-import { createTestApp, resetDatabase, type TestApp } from './test-app.js';
+import { Post } from '../../src/posts/post.entity.js';
+import { User } from '../../src/users/user.entity.js';
+import { INVALID_ID, ISO_DATE, invalid, userNotFound } from '../support/expected-errors.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 describe('Posts API (e2e)', () => {
   let t: TestApp;

@@ -1,4 +1,4 @@
-import { createTestApp, resetDatabase, type TestApp } from './test-app.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 interface Row {
   id: number;

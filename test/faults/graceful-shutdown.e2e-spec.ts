@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { waitFor } from './service-process.js';
-import { createTestApp, testDatabaseUrl, type TestApp } from './test-app.js';
+import { waitFor } from '../support/service-process.js';
+import { createTestApp, testDatabaseUrl, type TestApp } from '../support/test-app.js';
 
 // The shutdown sequence inside one process, through Nest's lifecycle (app.close() runs the same
 // hooks as SIGTERM); shutdown.e2e-spec.ts proves the signal path on the built process.

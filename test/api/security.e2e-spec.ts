@@ -15,18 +15,23 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { getUserRaw } from '../scripts/lib/grpc-client.mjs';
-import { send } from '../scripts/lib/http-client.mjs';
-import { findLeak } from '../scripts/lib/leak-patterns.mjs';
-import { projectRoot } from '../src/project-root.js';
-import { INTERNAL_ERROR, INVALID_API_KEY } from './expected-errors.js';
+import { getUserRaw } from '../../scripts/lib/grpc-client.mjs';
+import { send } from '../../scripts/lib/http-client.mjs';
+import { findLeak } from '../../scripts/lib/leak-patterns.mjs';
+import { projectRoot } from '../../src/project-root.js';
+import { INTERNAL_ERROR, INVALID_API_KEY } from '../support/expected-errors.js';
 import {
   buildService,
   type ServiceProcess,
   startService,
   waitUntilReady,
-} from './service-process.js';
-import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+} from '../support/service-process.js';
+import {
+  createTestApp,
+  resetDatabase,
+  testDatabaseUrl,
+  type TestApp,
+} from '../support/test-app.js';
 
 const ROOT = projectRoot();
 
@@ -72,9 +77,9 @@ describe('API key comparison (code level)', () => {
     // record its calls (the copy the app uses was loaded before any mock could apply).
     const crypto = await import('node:crypto');
     const calls: [Buffer, Buffer][] = [];
-    let ApiKeyGuard!: typeof import('../src/utility/api-key.guard.js').ApiKeyGuard;
-    let AppConfig!: typeof import('../src/config/app-config.js').AppConfig;
-    let validateEnv!: typeof import('../src/config/env.validation.js').validateEnv;
+    let ApiKeyGuard!: typeof import('../../src/utility/api-key.guard.js').ApiKeyGuard;
+    let AppConfig!: typeof import('../../src/config/app-config.js').AppConfig;
+    let validateEnv!: typeof import('../../src/config/env.validation.js').validateEnv;
     await jest.isolateModulesAsync(async () => {
       jest.unstable_mockModule('node:crypto', () => ({
         ...crypto,
@@ -84,9 +89,9 @@ describe('API key comparison (code level)', () => {
           return crypto.timingSafeEqual(a, b);
         },
       }));
-      ({ ApiKeyGuard } = await import('../src/utility/api-key.guard.js'));
-      ({ AppConfig } = await import('../src/config/app-config.js'));
-      ({ validateEnv } = await import('../src/config/env.validation.js'));
+      ({ ApiKeyGuard } = await import('../../src/utility/api-key.guard.js'));
+      ({ AppConfig } = await import('../../src/config/app-config.js'));
+      ({ validateEnv } = await import('../../src/config/env.validation.js'));
     });
     const keys = ['first-key', 'a-much-longer-second-key-0123456789', 'k3'];
     const guard = new ApiKeyGuard(AppConfig.fromEnv(validateEnv({ API_KEYS: keys.join(',') })));

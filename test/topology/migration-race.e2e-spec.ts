@@ -5,11 +5,11 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/database-options.js';
-import { runMigrations } from '../src/database/migrations.js';
-import { projectRoot } from '../src/project-root.js';
-import { buildService, startService, waitUntilReady } from './service-process.js';
-import { scratchDatabase } from './test-app.js';
+import { dataSourceOptions } from '../../src/database/database-options.js';
+import { runMigrations } from '../../src/database/migrations.js';
+import { projectRoot } from '../../src/project-root.js';
+import { buildService, startService, waitUntilReady } from '../support/service-process.js';
+import { scratchDatabase } from '../support/test-app.js';
 
 const ROUNDS = 10;
 const DATABASE = 'users_migration_race_test';

@@ -4,16 +4,16 @@
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { getUser, usersClient } from '../scripts/lib/grpc-client.mjs';
-import { type ReceivedSpan, startOtlpReceiver } from '../scripts/lib/otlp-receiver.mjs';
+import { getUser, usersClient } from '../../scripts/lib/grpc-client.mjs';
+import { type ReceivedSpan, startOtlpReceiver } from '../../scripts/lib/otlp-receiver.mjs';
 import {
   buildService,
   type ServiceProcess,
   startService,
   waitFor,
   waitUntilReady,
-} from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+} from '../support/service-process.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 
 const SERVER = 2; // OTLP SpanKind
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
