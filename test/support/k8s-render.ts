@@ -1,4 +1,4 @@
-// Renders a kustomize overlay of k8s/ into its objects, for test/deployment.spec.ts: with
+// Renders a kustomize overlay of k8s/ into its objects, for the deployment specs (test/deployment/): with
 // `kubectl kustomize` when kubectl is installed (what `kubectl apply -k` sends), else from the
 // plain files, following just the kustomize features k8s/ uses (resources, configMapGenerator,
 // images). Static only: no cluster.
