@@ -20,7 +20,7 @@ export default {
       },
     ],
   },
-  globalSetup: '<rootDir>/test/global-setup.mjs',
-  globalTeardown: '<rootDir>/test/global-teardown.mjs',
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   testTimeout: 60000,
 };

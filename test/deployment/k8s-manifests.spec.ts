@@ -1,0 +1,102 @@
+// Every rendered overlay of k8s/: objects valid against the Kubernetes schema, labelled, on the
+// released image, with a ConfigMap and a Secret the service accepts.
+import { validateEnv } from '../../src/config/env.validation.js';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { parseYamlObjects, readKustomization } from '../support/k8s-render.js';
+import {
+  baseDir,
+  MODELS,
+  overlayCases,
+  secret,
+  secretData,
+  STRUCTURAL,
+} from '../support/k8s-manifests.js';
+import { envExample, read } from '../support/project-files.js';
+
+describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, manifests) => {
+  const { objects, kustomization, deployment, job, configMap, container, jobPodSpec, cmData } =
+    manifests;
+
+  it.each(objects.map((object) => [`${object.kind} ${object.metadata?.name}`, object] as const))(
+    '%s is valid against the Kubernetes schema',
+    (_object, object) => {
+      const type = `${object.apiVersion}/${object.kind}`;
+      expect([...Object.keys(MODELS), ...STRUCTURAL]).toContain(type);
+      if (MODELS[type]) expect(() => new MODELS[type](object).validate()).not.toThrow();
+    },
+  );
+
+  it('labels every resource and pod app.kubernetes.io/name=users-service', () => {
+    // One object per listed file (one document each) and one per generated ConfigMap.
+    const base = readKustomization(baseDir);
+    const local = (kustomization.resources ?? []).filter((r) => !r.startsWith('..'));
+    expect(objects.length).toBe(
+      (base.resources ?? []).length + (base.configMapGenerator ?? []).length + local.length,
+    );
+    for (const object of objects) {
+      const name = `${object.kind} ${object.metadata?.name}`;
+      expect([name, object.metadata?.labels?.['app.kubernetes.io/name']]).toEqual([
+        name,
+        'users-service',
+      ]);
+    }
+    for (const template of [deployment.spec!.template, job.spec!.template]) {
+      expect(template.metadata?.labels?.['app.kubernetes.io/name']).toBe('users-service');
+    }
+  });
+
+  it('sets the image of the Deployment and the migration Job', () => {
+    const baseImage = (
+      parseYamlObjects(read('k8s/base/deployment.yaml'), 'deployment.yaml')[0] as {
+        spec: { template: { spec: IPodSpec } };
+      }
+    ).spec.template.spec.containers[0].image;
+    const images = kustomization.images ?? [];
+    expect(images.map((image) => image.name)).toEqual([baseImage]);
+    const [{ newName, newTag }] = images;
+    expect(newTag).toMatch(/^[a-z0-9][a-z0-9.-]*$/);
+    expect(container.image).toBe(`${newName ?? baseImage}:${newTag}`);
+    expect(jobPodSpec.containers[0].image).toBe(container.image);
+  });
+
+  describe('ConfigMap and Secret', () => {
+    it('only hold variables the service reads', () => {
+      for (const name of [...Object.keys(cmData), ...Object.keys(secretData)]) {
+        expect([name, envExample.has(name)]).toEqual([name, true]);
+      }
+      expect(Object.keys(secretData).sort()).toEqual([
+        'API_KEYS',
+        'DATABASE_READ_URLS',
+        'DATABASE_URL',
+      ]);
+      // Secrets never in the ConfigMap.
+      expect(Object.keys(cmData).filter((name) => name in secretData)).toEqual([]);
+      expect(secret.data).toBeUndefined();
+    });
+
+    it('hold values the service accepts: production, a real database, no migration at boot', () => {
+      const env = { ...cmData, ...secretData };
+      expect(() => validateEnv(env)).not.toThrow();
+      expect(cmData.NODE_ENV).toBe('production');
+      expect(cmData.MIGRATE_ON_BOOT).toBe('false');
+      expect(Number(cmData.PORT)).toBe(Number(envExample.get('PORT')));
+      expect(Number(cmData.GRPC_PORT)).toBe(Number(envExample.get('GRPC_PORT')));
+    });
+
+    it('the secret example holds obviously fake values', () => {
+      for (const [name, value] of Object.entries(secretData)) {
+        expect([name, /change-me/i.test(value)]).toEqual([name, true]);
+      }
+      expect(new URL(secretData.DATABASE_URL).hostname).toMatch(/\.(invalid|example)$/);
+    });
+
+    it('the ConfigMap name carries the hash of its data when kustomize renders it', () => {
+      const name = configMap.metadata?.name;
+      if (manifests.renderer === 'kubectl kustomize') {
+        expect(name).toMatch(/^users-service-config-[a-z0-9]{10}$/);
+      } else {
+        expect(name).toBe('users-service-config');
+      }
+    });
+  });
+});

@@ -1,0 +1,50 @@
+import { capturingLogger } from '../support/capturing-logger.js';
+import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
+import { createTestAppBehindProxy, type TestApp } from '../support/test-app.js';
+
+describe('database unreachable (e2e)', () => {
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  const captured = capturingLogger();
+
+  beforeAll(async () => {
+    ({ proxy, ...t } = await createTestAppBehindProxy({ logger: captured.logger }));
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 while the database is down and recovers without a restart', async () => {
+    const created = await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    await proxy.cut();
+
+    const unavailable = await t
+      .http()
+      .get(`/users/${created.body.id}`)
+      .set('x-request-id', 'outage-1')
+      .expect(503);
+    expect(unavailable.body).toEqual(SERVICE_UNAVAILABLE);
+    // The warning joins the request's other log lines through its id.
+    expect(captured.lines()).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        requestId: 'outage-1',
+        msg: expect.stringContaining('database unavailable'),
+      }),
+    );
+    expect((await t.http().get('/users').expect(503)).body).toEqual(SERVICE_UNAVAILABLE);
+    expect((await t.http().post('/users').send({ name: 'Bob' }).expect(503)).body).toEqual(
+      SERVICE_UNAVAILABLE,
+    );
+    const ready = await t.http().get('/health/ready').expect(503);
+    expect(ready.body).toEqual({ ok: false, database: 'down', shuttingDown: false });
+    // Liveness never waits on the database: restarting the pod would not help.
+    expect((await t.http().get('/health').expect(200)).body).toEqual({ ok: true });
+
+    await proxy.restore();
+    expect((await t.http().get(`/users/${created.body.id}`).expect(200)).body.name).toBe('Ada');
+    await t.http().get('/health/ready').expect(200);
+    const users = await t.http().get('/users').expect(200);
+    expect(users.body.map((user: { name: string }) => user.name)).toEqual(['Ada']);
+  });
+});

