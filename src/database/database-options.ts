@@ -6,6 +6,25 @@ import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/171800
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
+/** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
+export function poolOptions(
+  db: Pick<
+    DatabaseSettings,
+    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleS' | 'maxLifetimeS'
+  >,
+  { requireWritable }: { requireWritable: boolean },
+) {
+  return {
+    Client: cancellingClient(db.statementTimeoutMs, {
+      requireWritable,
+      abandonAfterMs: db.connectTimeoutMs,
+    }),
+    keepAlive: db.keepAliveIdleS > 0,
+    keepAliveInitialDelayMillis: db.keepAliveIdleS * 1000,
+    maxLifetimeSeconds: db.maxLifetimeS,
+  };
+}
+
 /**
  * The single source of database settings: the Nest DatabaseModule, the TypeORM CLI and the tests
  * all build their connection from it. Migrations are listed as classes, not globs, so the same list
@@ -33,10 +52,12 @@ export function dataSourceOptions(
     migrationsRun: false,
     connectTimeoutMS: db.connectTimeoutMs,
     poolSize: db.poolSize,
-    // No startup parameters (statement_timeout, options) and no session state: PgBouncer in
-    // transaction pooling rejects the former and does not keep the latter. Every query is still
-    // cancelled on the server after statementTimeoutMs (see cancellingClient).
-    extra: db.statementTimeoutMs > 0 ? { Client: cancellingClient(db.statementTimeoutMs) } : {},
+    // Passed to pg's Pool and to each Client it opens. No startup parameters (statement_timeout,
+    // options) and no session state: PgBouncer in transaction pooling rejects the former and does
+    // not keep the latter. The Client bounds every query, never cancels a COMMIT, backs off
+    // connection attempts while the database is unreachable and refuses a read-only node (see
+    // cancellingClient); the rest are the pool settings of docs/failover.md.
+    extra: poolOptions(db, { requireWritable: true }),
     // Names the service's connections in pg_stat_activity.
     applicationName: 'users-service',
   };

@@ -7,7 +7,11 @@ import net from 'node:net';
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private dropping = false;
+  private frozen = false;
   port = 0;
+  /** Connections accepted so far: each one a connection attempt of the service. */
+  accepted = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -16,6 +20,19 @@ export class TcpProxy {
 
   async start(): Promise<void> {
     const server = net.createServer((client) => {
+      this.accepted += 1;
+      if (this.dropping) {
+        client.destroy();
+        return;
+      }
+      if (this.frozen) {
+        // Accepted, then silence: a connection to a host that is gone.
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => client.destroy());
+        client.pause();
+        return;
+      }
       const upstream = net.connect(this.targetPort, this.targetHost);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
@@ -40,8 +57,37 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** Listens again on the same port (nothing to do when it is not cut). */
+  /**
+   * Drops every open connection and closes each new one as soon as it is accepted, like HAProxy
+   * or a Kubernetes Service with no backend: the worst case for a client that retries at once.
+   */
+  drop(): void {
+    this.dropping = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /**
+   * Stops forwarding in both directions while every connection stays open, and leaves new ones
+   * unanswered: a primary whose node vanished without closing anything (no RST, no FIN).
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  }
+
+  /**
+   * Listens again on the same port and forwards again (nothing to do when it is not cut). The
+   * connections frozen meanwhile are closed, as a vanished host's would be once it is back.
+   */
   async restore(): Promise<void> {
+    if (this.frozen) {
+      this.frozen = false;
+      for (const socket of this.sockets) socket.destroy();
+    }
+    this.dropping = false;
     if (!this.server) await this.start();
   }
 }

@@ -12,6 +12,7 @@ import { AppConfig } from '../../src/config/app-config.js';
 import { validateEnv } from '../../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../../src/observability/logging.js';
 import { freePort } from '../../scripts/lib/ports.mjs';
+import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Shared with bench/ and scripts/; re-exported for the specs that import them from here.
@@ -95,7 +96,7 @@ export async function createTestApp(
  * `close()` restores the proxy, empties the tables, closes the app and stops the proxy.
  */
 export async function createTestAppBehindProxy(
-  options: { grpc?: boolean; logger?: Logger } = {},
+  options: { grpc?: boolean; logger?: Logger; env?: Record<string, string> } = {},
 ): Promise<TestApp & { proxy: TcpProxy }> {
   const target = new URL(testDatabaseUrl());
   const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
@@ -105,13 +106,19 @@ export async function createTestAppBehindProxy(
   const app = await createTestApp({
     grpc: options.grpc,
     logger: options.logger,
-    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
+    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500', ...options.env },
   });
   return {
     ...app,
     proxy,
     close: async () => {
       await proxy.restore();
+      // Connection attempts back off for up to a second after a failure.
+      await waitFor(
+        'the database behind the proxy',
+        async () => (await app.dataSource.query('SELECT 1')).length === 1,
+        5000,
+      );
       await resetDatabase(app.dataSource);
       await app.close();
       await proxy.cut();
