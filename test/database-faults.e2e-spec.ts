@@ -1,3 +1,4 @@
+import { waitFor } from '../scripts/lib/service-process.mjs';
 import { capturingLogger } from './capturing-logger.js';
 import { SERVICE_UNAVAILABLE } from './expected-errors.js';
 import type { TcpProxy } from './tcp-proxy.js';
@@ -42,8 +43,14 @@ describe('database unreachable (e2e)', () => {
     expect((await t.http().get('/health').expect(200)).body).toEqual({ ok: true });
 
     await proxy.restore();
+    // Connection attempts back off while the database is down (at most a second between two),
+    // so the service is back within about a second of the database, not at once.
+    await waitFor(
+      'readiness after the restore',
+      async () => (await t.http().get('/health/ready')).status === 200,
+      5000,
+    );
     expect((await t.http().get(`/users/${created.body.id}`).expect(200)).body.name).toBe('Ada');
-    await t.http().get('/health/ready').expect(200);
     const users = await t.http().get('/users').expect(200);
     expect(users.body.map((user: { name: string }) => user.name)).toEqual(['Ada']);
   });

@@ -134,6 +134,8 @@ describe('migrations applied by two processes at once (e2e)', () => {
             poolSize: 2,
             connectTimeoutMs: 2000,
             statementTimeoutMs: 0,
+            keepAliveIdleMs: 5000,
+            maxLifetimeS: 0,
             retryAttempts: 0,
             migrateOnBoot: false,
             readUrls: [],

@@ -1,8 +1,7 @@
 // A real streaming replica (Debian PostgreSQL: a throwaway primary and a pg_basebackup standby):
 // lists and their totals come from the replica, reads by id from the primary, a lagging replica
 // is skipped, a stopped one fails no request, and DATABASE_URL pointing at the standby (a
-// read-only node) answers writes and readiness with 503. CONTRACT.md: Replicas, PgBouncer,
-// migrations. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
+// read-only node) is refused. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
 import pg from 'pg';
 import {
   postgresBinForReplicas,
@@ -10,8 +9,6 @@ import {
   type ClusterServer,
   type Primary,
 } from '../scripts/lib/pg-cluster.mjs';
-import { grpcClients, healthCheck } from '../scripts/lib/grpc-client.mjs';
-import { SERVICE_UNAVAILABLE } from './expected-errors.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
 const describeWithReplicas = postgresBinForReplicas() ? describe : describe.skip;
@@ -158,23 +155,14 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
     }
   });
 
-  it('answers writes and readiness with 503 (gRPC health NOT_SERVING) when DATABASE_URL is a read-only node', async () => {
-    const onStandby = await createTestApp({
-      grpc: true,
-      env: { DATABASE_URL: standby.url, MIGRATE_ON_BOOT: 'false' },
-    });
-    const clients = grpcClients(onStandby.grpcAddress);
-    try {
-      const res = await onStandby.http().post('/users').send({ name: 'Nope' }).expect(503);
-      expect(res.body).toEqual(SERVICE_UNAVAILABLE);
-      await onStandby.http().get('/health/ready').expect(503);
-      expect(await healthCheck(clients.health, 'users.Users')).toBe('NOT_SERVING');
-      // Reads still work there.
-      await onStandby.http().get('/users').expect(200);
-    } finally {
-      clients.close();
-      await onStandby.close();
-    }
+  it('refuses to start when DATABASE_URL is a read-only node: no connection is used there', async () => {
+    // Every new connection to the primary's URL checks transaction_read_only first: a standby (or
+    // a demoted primary) could serve stale reads and fails every write. At boot that is a database
+    // that cannot be reached (DB_RETRY_ATTEMPTS, then exit); later, 503s and failed readiness
+    // (test/faults/read-only-primary.e2e-spec.ts).
+    await expect(
+      createTestApp({ env: { DATABASE_URL: standby.url, MIGRATE_ON_BOOT: 'false' } }),
+    ).rejects.toMatchObject({ code: '25006' });
   });
 
   it('fails no request while the replica is down: lists read from the primary', async () => {

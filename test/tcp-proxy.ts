@@ -7,7 +7,10 @@ import net from 'node:net';
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private dropping = false;
   port = 0;
+  /** Connections accepted so far: each one a connection attempt of the service. */
+  accepted = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -16,6 +19,11 @@ export class TcpProxy {
 
   async start(): Promise<void> {
     const server = net.createServer((client) => {
+      this.accepted += 1;
+      if (this.dropping) {
+        client.destroy();
+        return;
+      }
       const upstream = net.connect(this.targetPort, this.targetHost);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
@@ -40,8 +48,18 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** Listens again on the same port (nothing to do when it is not cut). */
+  /**
+   * Drops every open connection and closes each new one as soon as it is accepted, like HAProxy
+   * or a Kubernetes Service with no backend: the worst case for a client that retries at once.
+   */
+  drop(): void {
+    this.dropping = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Listens again on the same port and forwards again (nothing to do when it is not cut). */
   async restore(): Promise<void> {
+    this.dropping = false;
     if (!this.server) await this.start();
   }
 }

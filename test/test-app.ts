@@ -11,6 +11,7 @@ import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../src/observability/logging.js';
 import { freePort } from '../scripts/lib/ports.mjs';
+import { waitFor } from '../scripts/lib/service-process.mjs';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Shared with bench/ and scripts/; re-exported for the specs that import them from here.
@@ -111,6 +112,12 @@ export async function createTestAppBehindProxy(
     proxy,
     close: async () => {
       await proxy.restore();
+      // Connection attempts back off for up to a second after a failure.
+      await waitFor(
+        'the database behind the proxy',
+        async () => (await app.dataSource.query('SELECT 1')).length === 1,
+        5000,
+      );
       await resetDatabase(app.dataSource);
       await app.close();
       await proxy.cut();

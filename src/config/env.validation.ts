@@ -101,6 +101,23 @@ export class EnvironmentVariables {
   @IsInt()
   DB_STATEMENT_TIMEOUT_MS = 5000;
 
+  // TCP keepalive on every database connection: an idle connection to a primary that vanished
+  // without closing it (node loss, network partition) is noticed about 10 s after this much
+  // silence (Node probes once a second, 10 times) and leaves the pool. 0 turns keepalives off.
+  @Transform(toInt)
+  @Min(0)
+  @Max(3_600_000)
+  @IsInt()
+  DB_KEEPALIVE_IDLE_MS = 5000;
+
+  // A pooled connection is closed once this old (when next idle), so connections rebalance after
+  // a failover or a scale-out behind a proxy or Service. 0: no limit.
+  @Transform(toInt)
+  @Min(0)
+  @Max(86_400)
+  @IsInt()
+  DB_MAX_LIFETIME_S = 300;
+
   @Transform(toInt)
   @Min(0)
   @Max(100)

@@ -12,6 +12,25 @@ import { User } from '../users/user.entity.js';
 
 export const entities = [User, Post, IdempotencyKey, ListCount];
 
+/** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
+export function poolOptions(
+  db: Pick<
+    DatabaseSettings,
+    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleMs' | 'maxLifetimeS'
+  >,
+  { requireWritable }: { requireWritable: boolean },
+) {
+  return {
+    Client: cancellingClient(db.statementTimeoutMs, {
+      requireWritable,
+      abandonAfterMs: db.connectTimeoutMs,
+    }),
+    keepAlive: db.keepAliveIdleMs > 0,
+    keepAliveInitialDelayMillis: db.keepAliveIdleMs,
+    maxLifetimeSeconds: db.maxLifetimeS,
+  };
+}
+
 /**
  * The single source of database settings: the Nest DatabaseModule, the TypeORM CLI and the tests
  * all build their connection from it. Migrations are listed as classes, not globs, so the same list
@@ -35,10 +54,12 @@ export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
     migrationsRun: false,
     connectTimeoutMS: db.connectTimeoutMs,
     poolSize: db.poolSize,
-    // No startup parameters (statement_timeout, options) and no session state: PgBouncer in
-    // transaction pooling rejects the former and does not keep the latter. Every query is still
-    // cancelled on the server after statementTimeoutMs (see cancellingClient).
-    extra: db.statementTimeoutMs > 0 ? { Client: cancellingClient(db.statementTimeoutMs) } : {},
+    // Passed to pg's Pool and to each Client it opens. No startup parameters (statement_timeout,
+    // options) and no session state: PgBouncer in transaction pooling rejects the former and does
+    // not keep the latter. The Client bounds every query, never cancels a COMMIT, backs off
+    // connection attempts while the database is unreachable and refuses a read-only node (see
+    // cancellingClient); the rest are the pool settings of docs/failover.md.
+    extra: poolOptions(db, { requireWritable: true }),
     // Names the service's connections in pg_stat_activity.
     applicationName: 'users-service',
   };

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
+import type { DatabaseClientClass } from './cancelling-client.js';
+import type { ConnectionGate } from './connection-gate.js';
 
 /** Anything that runs one SQL statement and returns its rows: the primary, a replica reader. */
 export interface Queryable {
@@ -11,6 +13,13 @@ export interface Queryable {
 /** The pg pool TypeORM's postgres driver opened on DATABASE_URL (undefined before it connects). */
 export function driverPool(dataSource: DataSource): pg.Pool | undefined {
   return (dataSource.driver as unknown as { master?: pg.Pool }).master;
+}
+
+/** The connection gate of the primary's pool (undefined before it connects). */
+export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
+  const options = (driverPool(dataSource) as { options?: { Client?: Partial<DatabaseClientClass> } })
+    ?.options;
+  return options?.Client?.gate;
 }
 
 /**

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { isDatabaseUnavailable } from '../common/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../observability/metrics.service.js';
-import { cancellingClient } from './cancelling-client.js';
+import { poolOptions } from './database-options.js';
 import { PrimaryPool, type Queryable } from './queryable.js';
 
 const LAG_CHECK_INTERVAL_MS = 1000;
@@ -50,15 +50,16 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     private readonly primary: PrimaryPool,
     private readonly metrics: MetricsService,
   ) {
-    const { readUrls, connectTimeoutMs, poolSize, statementTimeoutMs } = config.database;
+    const { readUrls, connectTimeoutMs, poolSize } = config.database;
     this.replicas = readUrls.map((url) => {
       const parsed = new URL(url);
+      // A pool per replica, each with its own connection gate (see poolOptions).
       const pool = new pg.Pool({
         connectionString: url,
         max: poolSize,
         connectionTimeoutMillis: connectTimeoutMs,
         application_name: 'users-service',
-        ...(statementTimeoutMs > 0 ? { Client: cancellingClient(statementTimeoutMs) } : {}),
+        ...poolOptions(config.database, { requireWritable: false }),
       });
       // An idle connection dropped by a replica going away must not crash the process.
       pool.on('error', () => {});

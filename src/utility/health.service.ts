@@ -3,11 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
 import { isConnectionLost } from '../common/database-errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { driverGate } from '../database/queryable.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
 const READY_TIMEOUT_MS = 1000;
-const GRPC_HEALTH_INTERVAL_MS = 1000;
+/** How often the database is checked, and how long a check's answer serves readiness. */
+export const HEALTH_CHECK_INTERVAL_MS = 1000;
 
 export interface Readiness {
   ok: boolean;
@@ -18,6 +21,13 @@ export interface Readiness {
 /**
  * Readiness of this instance, shared by HTTP (/health/ready) and gRPC (grpc.health.v1.Health):
  * ready while the primary database answers, accepts writes, and shutdown has not begun.
+ *
+ * One check a second, whoever asks: a timer checks the database and sets the gRPC statuses
+ * (Check and Watch answer from them), and /health/ready answers from the last check while it is
+ * under a second old. A probe arriving later, or after a pooled connection broke or a connection
+ * attempt failed since that check, runs a new check, shared with any other caller waiting for
+ * one. So probes, however many, add no load on a database that is down, and the service's
+ * connection attempts stay those of the pool's connection gate (src/database/connection-gate.ts).
  */
 @Injectable()
 export class HealthService implements OnModuleInit, OnApplicationShutdown {
@@ -29,12 +39,17 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   private shuttingDown = false;
   private timer?: NodeJS.Timeout;
   private lastDatabaseUp?: boolean;
+  private checkedAt = 0;
+  private checking?: Promise<boolean>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
 
   onModuleInit(): void {
-    void this.refreshGrpcHealth();
-    this.timer = setInterval(() => void this.refreshGrpcHealth(), GRPC_HEALTH_INTERVAL_MS);
+    void this.check();
+    this.timer = setInterval(() => void this.check(), HEALTH_CHECK_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -53,41 +68,10 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     this.setGrpcStatus('NOT_SERVING');
   }
 
-  /**
-   * A bounded probe: false when the database does not answer within about a second, or
-   * answers as a read-only node (a standby, or a primary being failed over), where every write
-   * would fail: the mesh should stop routing here until DATABASE_URL reaches a writable primary.
-   */
+  /** The database's state: the last check's while it still holds, else a new (shared) check. */
   async databaseUp(): Promise<boolean> {
-    let timeout: NodeJS.Timeout | undefined;
-    let expired = false;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timeout = setTimeout(() => {
-        expired = true;
-        resolve(false);
-      }, READY_TIMEOUT_MS);
-    });
-    const probe = () =>
-      this.dataSource
-        .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
-        .then(([row]: { writable: boolean }[]) => row?.writable === true);
-    // Pooled connections the server has just closed (pg_terminate_backend, a restarted PgBouncer)
-    // fail once each and leave the pool: ask again, within the one bound, until a live connection
-    // answers. Any other failure (no connection free in time, a timeout) is the answer.
-    const answered = (async () => {
-      for (;;) {
-        try {
-          return await probe();
-        } catch (error) {
-          if (expired || !isConnectionLost(error)) return false;
-        }
-      }
-    })();
-    try {
-      return await Promise.race([answered, timedOut]);
-    } finally {
-      clearTimeout(timeout);
-    }
+    if (this.lastDatabaseUp !== undefined && this.lastCheckHolds()) return this.lastDatabaseUp;
+    return this.check();
   }
 
   async readiness(): Promise<Readiness> {
@@ -99,16 +83,75 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     };
   }
 
-  private async refreshGrpcHealth(): Promise<void> {
-    const up = await this.databaseUp();
-    if (this.shuttingDown) return;
-    if (up !== this.lastDatabaseUp) {
-      if (this.lastDatabaseUp !== undefined) {
-        this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
+  private lastCheckHolds(): boolean {
+    const now = Date.now();
+    if (now - this.checkedAt >= HEALTH_CHECK_INTERVAL_MS) return false;
+    const gate = driverGate(this.dataSource);
+    if (!gate) return true;
+    return gate.lostAt < this.checkedAt && !(this.lastDatabaseUp && gate.failing);
+  }
+
+  /** One check at a time: callers arriving while one runs share its answer. */
+  private check(): Promise<boolean> {
+    this.checking ??= this.probe()
+      .then((up) => {
+        this.recordDatabaseUp(up);
+        return up;
+      })
+      .finally(() => {
+        this.checking = undefined;
+      });
+    return this.checking;
+  }
+
+  /**
+   * A bounded probe: false when the database does not answer within about a second, or
+   * answers as a read-only node (a standby, or a primary being failed over), where every write
+   * would fail: the mesh should stop routing here until DATABASE_URL reaches a writable primary.
+   */
+  private async probe(): Promise<boolean> {
+    let timeout: NodeJS.Timeout | undefined;
+    let expired = false;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timeout = setTimeout(() => {
+        expired = true;
+        resolve(false);
+      }, READY_TIMEOUT_MS);
+    });
+    const query = () =>
+      this.dataSource
+        .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
+        .then(([row]: { writable: boolean }[]) => row?.writable === true);
+    // Pooled connections the server has just closed (pg_terminate_backend, a restarted PgBouncer)
+    // fail once each and leave the pool: ask again, at most once per pooled connection, until a
+    // live connection answers. A failed connection attempt ends it: the pool then refuses new
+    // attempts for a while (the connection gate), which is the answer.
+    const answered = (async () => {
+      for (let attempt = 0; attempt <= this.config.database.poolSize; attempt++) {
+        try {
+          return await query();
+        } catch (error) {
+          if (expired || !isConnectionLost(error) || driverGate(this.dataSource)?.failing) {
+            return false;
+          }
+        }
       }
-      this.lastDatabaseUp = up;
+      return false;
+    })();
+    try {
+      return await Promise.race([answered, timedOut]);
+    } finally {
+      clearTimeout(timeout);
     }
-    this.setGrpcStatus(up ? 'SERVING' : 'NOT_SERVING');
+  }
+
+  private recordDatabaseUp(up: boolean): void {
+    this.checkedAt = Date.now();
+    if (up !== this.lastDatabaseUp && this.lastDatabaseUp !== undefined) {
+      this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
+    }
+    this.lastDatabaseUp = up;
+    if (!this.shuttingDown) this.setGrpcStatus(up ? 'SERVING' : 'NOT_SERVING');
   }
 
   private setGrpcStatus(status: 'SERVING' | 'NOT_SERVING'): void {

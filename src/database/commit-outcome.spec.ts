@@ -1,0 +1,59 @@
+import { QueryFailedError } from 'typeorm';
+import {
+  CommitOutcomeUnknownError,
+  isCommitOutcomeUnknown,
+  isSyncReplicationWaitCancelled,
+} from './commit-outcome.js';
+
+const DETAIL =
+  'The transaction has already committed locally, but might not have been replicated to the standby.';
+
+describe(isSyncReplicationWaitCancelled.name, () => {
+  it('recognises the warning of a cancelled wait (a cancel request, statement_timeout)', () => {
+    expect(
+      isSyncReplicationWaitCancelled({
+        severity: 'WARNING',
+        message: 'canceling wait for synchronous replication due to user request',
+        detail: DETAIL,
+      }),
+    ).toBe(true);
+  });
+
+  it('recognises the warning of a terminated wait (pg_terminate_backend, a fast shutdown)', () => {
+    expect(
+      isSyncReplicationWaitCancelled({
+        severity: 'WARNING',
+        message:
+          'canceling the wait for synchronous replication and terminating connection due to administrator command',
+        detail: DETAIL,
+      }),
+    ).toBe(true);
+  });
+
+  it('ignores other notices', () => {
+    expect(
+      isSyncReplicationWaitCancelled({
+        severity: 'WARNING',
+        message: 'there is no transaction in progress',
+      }),
+    ).toBe(false);
+    expect(isSyncReplicationWaitCancelled({ severity: 'NOTICE', message: 'relation exists' })).toBe(
+      false,
+    );
+  });
+});
+
+describe(isCommitOutcomeUnknown.name, () => {
+  const error = new CommitOutcomeUnknownError('the connection broke');
+
+  it('sees the error itself and through TypeORM, which wraps driver errors', () => {
+    expect(isCommitOutcomeUnknown(error)).toBe(true);
+    expect(isCommitOutcomeUnknown(new QueryFailedError('COMMIT', [], error))).toBe(true);
+    expect(error).toMatchObject({ code: '08007', name: 'CommitOutcomeUnknownError' });
+  });
+
+  it('is false for other errors', () => {
+    expect(isCommitOutcomeUnknown(Object.assign(new Error('x'), { code: '23505' }))).toBe(false);
+    expect(isCommitOutcomeUnknown(undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,64 @@
+import { CONNECT_BACKOFF_MAX_MS, ConnectionGate } from './connection-gate.js';
+
+describe(ConnectionGate.name, () => {
+  let now: number;
+  const gate = (random = 1) => new ConnectionGate(() => now, () => random);
+  const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+
+  beforeEach(() => {
+    now = 0;
+  });
+
+  it('lets every attempt through while connections succeed', () => {
+    const g = gate();
+    expect(g.attempt()).toBeUndefined();
+    expect(g.attempt()).toBeUndefined();
+    g.succeeded();
+    expect(g.failing).toBe(false);
+  });
+
+  it('after a failure refuses attempts, with the cause code, until the delay passes', () => {
+    const g = gate();
+    g.failed(refused);
+    expect(g.failing).toBe(true);
+    expect(g.attempt()).toMatchObject({ code: 'ECONNREFUSED', cause: refused });
+    now = 99;
+    expect(g.attempt()).toBeDefined();
+    now = 100;
+    expect(g.attempt()).toBeUndefined();
+  });
+
+  it('runs one attempt at a time while failing', () => {
+    const g = gate();
+    g.failed(refused);
+    now = 100;
+    expect(g.attempt()).toBeUndefined();
+    expect(g.attempt()).toBeDefined();
+    g.succeeded();
+    expect(g.attempt()).toBeUndefined();
+  });
+
+  it('doubles the delay up to the maximum, and draws it between half and all of it', () => {
+    const g = gate();
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      g.failed(new Error('Connection terminated unexpectedly'));
+      const from = now;
+      while (g.attempt()) now += 1;
+      delays.push(now - from);
+    }
+    expect(delays).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000]);
+    expect(Math.max(...delays)).toBe(CONNECT_BACKOFF_MAX_MS);
+
+    const early = gate(0);
+    early.failed(refused);
+    now += 50;
+    expect(early.attempt()).toBeUndefined();
+  });
+
+  it('codes a failure without a code as 08001 (unable to establish a connection)', () => {
+    const g = gate();
+    g.failed(new Error('Connection terminated unexpectedly'));
+    expect(g.attempt()).toMatchObject({ code: '08001' });
+  });
+});
