@@ -166,7 +166,11 @@ if (MISSING.length) {
         `failures by status ${JSON.stringify(figures.failuresByStatus)}, ` +
         `stall ${figures.stallMs} ms, recovery ${figures.recoveryMs} ms (bound ${bound} ms), ` +
         `readiness 200 after ${readyMs} ms; new primary ${after.name}; ` +
-        `${lost.length} acknowledged creates lost, ${duplicates.length} keys duplicated`,
+        `${lost.length} acknowledged creates lost` +
+        (lost.length
+          ? ` (acknowledged ${lost.map((c) => c.ackedAt! - faultAt).join(', ')} ms after the fault)`
+          : '') +
+        `, ${duplicates.length} keys duplicated`,
     );
 
     expect({ lost: lost.map((c) => c.key), duplicates }).toEqual({ lost: [], duplicates: [] });
@@ -176,7 +180,7 @@ if (MISSING.length) {
     expect(service!.alive()).toBe(true);
     expect(service!.pid).toBe(servicePid);
     expect(figures.recoveryMs).toBeLessThanOrEqual(bound);
-    return after;
+    return { after, load };
   }
 
   it('survives a planned switchover', async () => {
@@ -191,7 +195,7 @@ if (MISSING.length) {
   }, 120_000);
 
   it("survives the loss of the leader's node", async () => {
-    const next = await underLoad('node-loss', NODE_LOSS_BOUND_MS, async (leader) => {
+    const { after: next } = await underLoad('node-loss', NODE_LOSS_BOUND_MS, async (leader) => {
       const killed = await leader.kill();
       expect(killed.length).toBeGreaterThan(2);
       return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
@@ -202,26 +206,43 @@ if (MISSING.length) {
   }, 150_000);
 
   it("survives a standby cut off for a few seconds, then the loss of the leader's node", async () => {
-    await underLoad('partition', NODE_LOSS_BOUND_MS + PARTITION_MS, async (leader) => {
-      const standby = cluster!.members.find((m) => m !== leader)!;
-      const receiver = await standby.walReceiverPid();
-      expect(receiver).toBeDefined();
-      // The standby stops taking WAL: the leader's commits wait for it.
-      process.kill(receiver!, 'SIGSTOP');
-      try {
-        // The partition lasts a set time (it is the fault, not a wait for something), long
-        // enough for a commit waiting on the standby to reach the statement timeout.
-        await new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
-        await leader.kill();
-      } finally {
-        // The link never comes back before the leader is gone: what the leader sent meanwhile
-        // sits unread in the frozen receiver's socket, and a partition would have lost it on the
-        // wire. SIGKILL drops it with the socket (PostgreSQL restarts the standby's processes
-        // and replays its own WAL); SIGCONT lets the killed process go.
-        process.kill(receiver!, 'SIGKILL');
-        process.kill(receiver!, 'SIGCONT');
-      }
-      return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
-    });
+    let partition = { from: 0, to: 0 };
+    const { load } = await underLoad(
+      'partition',
+      NODE_LOSS_BOUND_MS + PARTITION_MS,
+      async (leader) => {
+        const standby = cluster!.members.find((m) => m !== leader)!;
+        const receiver = await standby.walReceiverPid();
+        expect(receiver).toBeDefined();
+        // The standby stops taking WAL: the leader's commits wait for it.
+        process.kill(receiver!, 'SIGSTOP');
+        partition = { from: Date.now(), to: 0 };
+        try {
+          // The partition lasts a set time (it is the fault, not a wait for something), long
+          // enough for a commit waiting on the standby to reach the statement timeout.
+          await new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
+          partition.to = Date.now();
+          await leader.kill();
+        } finally {
+          // The link never comes back before the leader is gone: what the leader sent meanwhile
+          // sits unread in the frozen receiver's socket, and a partition would have lost it on the
+          // wire. SIGKILL drops it with the socket (PostgreSQL restarts the standby's processes
+          // and replays its own WAL); SIGCONT lets the killed process go.
+          process.kill(receiver!, 'SIGKILL');
+          process.kill(receiver!, 'SIGCONT');
+        }
+        return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
+      },
+    );
+    // The partition did hold commits back: a create sent during it failed or waited past the
+    // statement timeout (else the scenario proved nothing about commits waiting on the standby).
+    const held = load.attempts.filter(
+      (a) =>
+        a.kind === 'create' &&
+        a.sentAt >= partition.from &&
+        a.sentAt < partition.to &&
+        (!a.ok || a.doneAt - a.sentAt >= STATEMENT_TIMEOUT_MS),
+    );
+    expect(held.length).toBeGreaterThan(0);
   }, 150_000);
 });
