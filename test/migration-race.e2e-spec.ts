@@ -134,7 +134,7 @@ describe('migrations applied by two processes at once (e2e)', () => {
             poolSize: 2,
             connectTimeoutMs: 2000,
             statementTimeoutMs: 0,
-            keepAliveIdleMs: 5000,
+            keepAliveIdleS: 5,
             maxLifetimeS: 0,
             retryAttempts: 0,
             migrateOnBoot: false,

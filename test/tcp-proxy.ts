@@ -8,6 +8,7 @@ export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private dropping = false;
+  private frozen = false;
   port = 0;
   /** Connections accepted so far: each one a connection attempt of the service. */
   accepted = 0;
@@ -22,6 +23,14 @@ export class TcpProxy {
       this.accepted += 1;
       if (this.dropping) {
         client.destroy();
+        return;
+      }
+      if (this.frozen) {
+        // Accepted, then silence: a connection to a host that is gone.
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => client.destroy());
+        client.pause();
         return;
       }
       const upstream = net.connect(this.targetPort, this.targetHost);
@@ -57,8 +66,27 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
   }
 
-  /** Listens again on the same port and forwards again (nothing to do when it is not cut). */
+  /**
+   * Stops forwarding in both directions while every connection stays open, and leaves new ones
+   * unanswered: a primary whose node vanished without closing anything (no RST, no FIN).
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  }
+
+  /**
+   * Listens again on the same port and forwards again (nothing to do when it is not cut). The
+   * connections frozen meanwhile are closed, as a vanished host's would be once it is back.
+   */
   async restore(): Promise<void> {
+    if (this.frozen) {
+      this.frozen = false;
+      for (const socket of this.sockets) socket.destroy();
+    }
     this.dropping = false;
     if (!this.server) await this.start();
   }

@@ -95,7 +95,7 @@ export async function createTestApp(
  * `close()` restores the proxy, empties the tables, closes the app and stops the proxy.
  */
 export async function createTestAppBehindProxy(
-  options: { grpc?: boolean; logger?: Logger } = {},
+  options: { grpc?: boolean; logger?: Logger; env?: Record<string, string> } = {},
 ): Promise<TestApp & { proxy: TcpProxy }> {
   const target = new URL(testDatabaseUrl());
   const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
@@ -105,7 +105,7 @@ export async function createTestAppBehindProxy(
   const app = await createTestApp({
     grpc: options.grpc,
     logger: options.logger,
-    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500' },
+    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500', ...options.env },
   });
   return {
     ...app,

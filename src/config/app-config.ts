@@ -14,8 +14,8 @@ export interface DatabaseSettings {
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
-  /** TCP keepalive idle time in ms; 0: no keepalives. */
-  keepAliveIdleMs: number;
+  /** TCP keepalive idle time in seconds; 0: no keepalives. */
+  keepAliveIdleS: number;
   /** Pooled connections are replaced once this old, in seconds; 0: never. */
   maxLifetimeS: number;
   retryAttempts: number;
@@ -75,7 +75,7 @@ export class AppConfig {
         poolSize: env.DB_POOL_SIZE,
         connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
         statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
-        keepAliveIdleMs: env.DB_KEEPALIVE_IDLE_MS,
+        keepAliveIdleS: env.DB_KEEPALIVE_IDLE_S,
         maxLifetimeS: env.DB_MAX_LIFETIME_S,
         retryAttempts: env.DB_RETRY_ATTEMPTS,
         readUrls: (env.DATABASE_READ_URLS ?? '')

@@ -50,6 +50,19 @@ describe(validateEnv.name, () => {
     expect(() => validateEnv({ DB_REPLICA_MAX_LAG_MS: '-1' })).toThrow(/DB_REPLICA_MAX_LAG_MS/);
   });
 
+  it('reads the failover settings: keepalive idle time and connection lifetime, with defaults', () => {
+    expect(AppConfig.fromEnv(validateEnv({})).database).toEqual(
+      expect.objectContaining({ keepAliveIdleS: 5, maxLifetimeS: 300, statementTimeoutMs: 5000 }),
+    );
+    const off = validateEnv({ DB_KEEPALIVE_IDLE_S: '0', DB_MAX_LIFETIME_S: '0' });
+    expect(AppConfig.fromEnv(off).database).toEqual(
+      expect.objectContaining({ keepAliveIdleS: 0, maxLifetimeS: 0 }),
+    );
+    expect(() => validateEnv({ DB_KEEPALIVE_IDLE_S: '5s', DB_MAX_LIFETIME_S: '-1' })).toThrow(
+      /DB_KEEPALIVE_IDLE_S[\s\S]*DB_MAX_LIFETIME_S/,
+    );
+  });
+
   it('treats empty values as unset', () => {
     expect(validateEnv({ PORT: '', DATABASE_URL: ' ' }).PORT).toBe(3000);
   });

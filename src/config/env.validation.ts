@@ -101,14 +101,15 @@ export class EnvironmentVariables {
   @IsInt()
   DB_STATEMENT_TIMEOUT_MS = 5000;
 
-  // TCP keepalive on every database connection: an idle connection to a primary that vanished
-  // without closing it (node loss, network partition) is noticed about 10 s after this much
-  // silence (Node probes once a second, 10 times) and leaves the pool. 0 turns keepalives off.
+  // TCP keepalive on every database connection, in seconds (the kernel's unit): an idle connection
+  // to a primary that vanished without closing it (node loss, network partition) is noticed about
+  // 10 s after this much silence (Node then probes once a second, 10 times) and leaves the pool.
+  // 0 turns keepalives off.
   @Transform(toInt)
   @Min(0)
-  @Max(3_600_000)
+  @Max(7200)
   @IsInt()
-  DB_KEEPALIVE_IDLE_MS = 5000;
+  DB_KEEPALIVE_IDLE_S = 5;
 
   // A pooled connection is closed once this old (when next idle), so connections rebalance after
   // a failover or a scale-out behind a proxy or Service. 0: no limit.

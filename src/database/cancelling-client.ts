@@ -174,9 +174,9 @@ export function cancellingClient(
     }
 
     private async refuseReadOnly(): Promise<void> {
-      const { rows } = await (this.query as (sql: string) => Promise<pg.QueryResult>)(
-        'SHOW transaction_read_only',
-      );
+      const { rows } = await (
+        this.query as (sql: string) => Promise<pg.QueryResult<{ transaction_read_only: string }>>
+      )('SHOW transaction_read_only');
       if (rows[0]?.transaction_read_only !== 'on') return;
       await this.end().catch(() => {});
       throw Object.assign(
@@ -206,7 +206,7 @@ export function cancellingClient(
       setTimeout(() => connection.stream.destroy(), abandonAfterMs).unref();
     }
   }
-  return CancellingClient as unknown as DatabaseClientClass;
+  return CancellingClient;
 }
 
 /** The connection broke: the socket closed or failed, or the server is shutting this session down. */

@@ -2,7 +2,11 @@ import { CONNECT_BACKOFF_MAX_MS, ConnectionGate } from './connection-gate.js';
 
 describe(ConnectionGate.name, () => {
   let now: number;
-  const gate = (random = 1) => new ConnectionGate(() => now, () => random);
+  const gate = (random = 1) =>
+    new ConnectionGate(
+      () => now,
+      () => random,
+    );
   const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 
   beforeEach(() => {

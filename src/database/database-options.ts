@@ -16,7 +16,7 @@ export const entities = [User, Post, IdempotencyKey, ListCount];
 export function poolOptions(
   db: Pick<
     DatabaseSettings,
-    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleMs' | 'maxLifetimeS'
+    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleS' | 'maxLifetimeS'
   >,
   { requireWritable }: { requireWritable: boolean },
 ) {
@@ -25,8 +25,8 @@ export function poolOptions(
       requireWritable,
       abandonAfterMs: db.connectTimeoutMs,
     }),
-    keepAlive: db.keepAliveIdleMs > 0,
-    keepAliveInitialDelayMillis: db.keepAliveIdleMs,
+    keepAlive: db.keepAliveIdleS > 0,
+    keepAliveInitialDelayMillis: db.keepAliveIdleS * 1000,
     maxLifetimeSeconds: db.maxLifetimeS,
   };
 }

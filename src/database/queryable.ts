@@ -17,8 +17,9 @@ export function driverPool(dataSource: DataSource): pg.Pool | undefined {
 
 /** The connection gate of the primary's pool (undefined before it connects). */
 export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
-  const options = (driverPool(dataSource) as { options?: { Client?: Partial<DatabaseClientClass> } })
-    ?.options;
+  const options = (
+    driverPool(dataSource) as { options?: { Client?: Partial<DatabaseClientClass> } }
+  )?.options;
   return options?.Client?.gate;
 }
 

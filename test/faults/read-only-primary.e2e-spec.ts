@@ -4,7 +4,11 @@
 // connection that lands on the read-only node is refused before any statement uses it, requests
 // answer 503 meanwhile, and the service writes again once the node is writable, without a restart.
 import pg from 'pg';
-import { postgresBinForReplicas, startPrimary, type Primary } from '../../scripts/lib/pg-cluster.mjs';
+import {
+  postgresBinForReplicas,
+  startPrimary,
+  type Primary,
+} from '../../scripts/lib/pg-cluster.mjs';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { SERVICE_UNAVAILABLE } from '../expected-errors.js';
 import { createTestApp, type TestApp } from '../test-app.js';
@@ -63,8 +67,9 @@ describe('a primary that turns read-only (e2e)', () => {
     // The pooled connection sees the reloaded setting at its next statement.
     const refused = await t.http().post('/users').send({ name: 'Bob' }).expect(503);
     expect(refused.body).toEqual(SERVICE_UNAVAILABLE);
-    await waitFor('the connection that met 25006 to close', async () =>
-      !(await servicePids()).includes(pooled),
+    await waitFor(
+      'the connection that met 25006 to close',
+      async () => !(await servicePids()).includes(pooled),
     );
 
     // Every new connection lands on the read-only node and is refused before use: reads too
@@ -77,8 +82,9 @@ describe('a primary that turns read-only (e2e)', () => {
     );
     const read = await t.http().get(`/users/${created.body.id}`).expect(503);
     expect(read.body).toEqual(SERVICE_UNAVAILABLE);
-    await waitFor('no connection left on the read-only node', async () =>
-      (await servicePids()).length === 0,
+    await waitFor(
+      'no connection left on the read-only node',
+      async () => (await servicePids()).length === 0,
     );
 
     await setReadOnly(false);

@@ -4,7 +4,12 @@
 // (the connection gate: src/database/connection-gate.ts), answers 503 meanwhile, and is back
 // within seconds once the database is.
 import http from 'node:http';
-import { getUser, grpcClients, healthCheck, type GrpcClients } from '../../scripts/lib/grpc-client.mjs';
+import {
+  getUser,
+  grpcClients,
+  healthCheck,
+  type GrpcClients,
+} from '../../scripts/lib/grpc-client.mjs';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { SERVICE_UNAVAILABLE } from '../expected-errors.js';
 import type { TcpProxy } from '../tcp-proxy.js';

@@ -30,8 +30,8 @@ describe('synchronous replication: no create is acknowledged before the standby 
     await waitFor(
       `synchronous_standby_names = ${names}`,
       async () =>
-        (await admin.query('SHOW synchronous_standby_names')).rows[0]
-          .synchronous_standby_names === names,
+        (await admin.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names ===
+        names,
       5000,
     );
   }
@@ -42,7 +42,8 @@ describe('synchronous replication: no create is acknowledged before the standby 
     );
 
   beforeAll(async () => {
-    if (!postgresBinForReplicas()) throw new Error("Debian PostgreSQL 15's pg_basebackup is needed");
+    if (!postgresBinForReplicas())
+      throw new Error("Debian PostgreSQL 15's pg_basebackup is needed");
     primary = await startPrimary({ database: 'users_sync_test' });
     standby = await primary.startStandby();
     admin = new pg.Client({ connectionString: primary.url });
@@ -91,9 +92,10 @@ describe('synchronous replication: no create is acknowledged before the standby 
     const onStandby = new pg.Client({ connectionString: standby.url });
     await onStandby.connect();
     try {
-      const { rows } = await onStandby.query('SELECT id FROM users WHERE id = ANY($1) ORDER BY id', [
-        [plain.body.id, keyed.body.id],
-      ]);
+      const { rows } = await onStandby.query(
+        'SELECT id FROM users WHERE id = ANY($1) ORDER BY id',
+        [[plain.body.id, keyed.body.id]],
+      );
       expect(rows).toEqual([{ id: plain.body.id }, { id: keyed.body.id }]);
     } finally {
       await onStandby.end();
@@ -136,7 +138,10 @@ describe('synchronous replication: no create is acknowledged before the standby 
 
     // The standby requirement is met again: the waiting commit completes.
     await requireStandby('*');
-    await waitFor('the waiting commit', async () => (await usersWithEmail('dee@example.com')) === 1);
+    await waitFor(
+      'the waiting commit',
+      async () => (await usersWithEmail('dee@example.com')) === 1,
+    );
     const retried = await send().expect(201);
     expect(retried.headers['idempotent-replayed']).toBe('true');
     expect(retried.body).toEqual(
