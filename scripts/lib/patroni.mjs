@@ -314,11 +314,9 @@ export async function startPatroniCluster({
     },
   };
   try {
-    // The first member bootstraps the cluster; the others clone it with pg_basebackup once it
-    // is up (started together, they would race for the initialize key just the same).
-    members.push(await startMember({ scope, name: 'pg0', etcdUrl, timings, parameters }));
-    await cluster.waitForPrimary({ withSyncStandby: false, timeoutMs });
-    for (let i = 1; i < count; i++) {
+    // Started together: one wins etcd's initialize key and runs initdb, the others wait for its
+    // leader key and clone it with pg_basebackup.
+    for (let i = 0; i < count; i++) {
       members.push(await startMember({ scope, name: `pg${i}`, etcdUrl, timings, parameters }));
     }
     const primary = await cluster.waitForPrimary({ withSyncStandby: count > 1, timeoutMs });

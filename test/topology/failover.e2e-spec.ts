@@ -64,9 +64,11 @@ if (MISSING.length) {
   let servicePid: number;
 
   beforeAll(async () => {
+    const started = Date.now();
     buildService();
     etcd = await startEtcd();
     cluster = await startPatroniCluster({ etcdUrl: etcd.url, database: DATABASE });
+    const clusterMs = Date.now() - started;
     proxy = await startPrimaryProxy({
       members: cluster.members,
       checkIntervalMs: HAPROXY_CHECK_MS,
@@ -81,6 +83,10 @@ if (MISSING.length) {
     });
     await waitUntilReady(service);
     servicePid = service.pid;
+    console.log(
+      `failover setup: Patroni cluster with a sync standby in ${clusterMs} ms, service ready ` +
+        `through HAProxy ${Date.now() - started} ms after the start`,
+    );
   }, 150_000);
 
   afterAll(async () => {
@@ -130,6 +136,7 @@ if (MISSING.length) {
       await waitFor('creates before the fault', enough(0, 20), 30_000);
       const faultAt = Date.now();
       const after = await fault(before);
+      const promotedAt = Date.now();
       await waitFor('readiness 200 after the fault', ready, bound + 30_000);
       const readyMs = Date.now() - faultAt;
       await waitFor(
@@ -137,9 +144,14 @@ if (MISSING.length) {
         enough(Date.now(), CREATES_AFTER_RECOVERY),
         30_000,
       );
-      return { faultAt, readyMs, after };
+      return { faultAt, promotedAt, readyMs, after };
     };
-    const { faultAt, readyMs, after } = await observe().finally(() => load.stop());
+    const { faultAt, promotedAt, readyMs, after } = await observe().finally(() => load.stop());
+    const firstCreate = Math.min(
+      ...load.attempts
+        .filter((a) => a.kind === 'create' && a.ok && a.doneAt >= promotedAt)
+        .map((a) => a.doneAt),
+    );
     const figures: LoadFigures = load.figures(faultAt);
     const db = new pg.Client({ connectionString: after.url(DATABASE) });
     await db.connect();
@@ -165,7 +177,9 @@ if (MISSING.length) {
         `${figures.failedReads} failed reads (${figures.readsNotFound} 404), ` +
         `failures by status ${JSON.stringify(figures.failuresByStatus)}, ` +
         `stall ${figures.stallMs} ms, recovery ${figures.recoveryMs} ms (bound ${bound} ms), ` +
-        `readiness 200 after ${readyMs} ms; new primary ${after.name}; ` +
+        `readiness 200 after ${readyMs} ms; new primary ${after.name} reported by Patroni ` +
+        `${promotedAt - faultAt} ms after the fault, first 201 ${firstCreate - promotedAt} ms ` +
+        `after that; ` +
         `${lost.length} acknowledged creates lost` +
         (lost.length
           ? ` (acknowledged ${lost.map((c) => c.ackedAt! - faultAt).join(', ')} ms after the fault)`
@@ -225,11 +239,10 @@ if (MISSING.length) {
           await leader.kill();
         } finally {
           // The link never comes back before the leader is gone: what the leader sent meanwhile
-          // sits unread in the frozen receiver's socket, and a partition would have lost it on the
-          // wire. SIGKILL drops it with the socket (PostgreSQL restarts the standby's processes
-          // and replays its own WAL); SIGCONT lets the killed process go.
+          // sits unread in the frozen receiver's socket, and a partition would have lost it on
+          // the wire. SIGKILL (which also ends a stopped process) drops it with the socket;
+          // PostgreSQL restarts the standby's processes and replays its own WAL.
           process.kill(receiver!, 'SIGKILL');
-          process.kill(receiver!, 'SIGCONT');
         }
         return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
       },
