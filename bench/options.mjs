@@ -46,6 +46,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       tracing: { type: 'boolean', default: false },
       pin: { type: 'boolean', default: false },
       'wait-idle': { type: 'string' },
+      node: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -79,6 +80,9 @@ export function parseOptions(argv = process.argv.slice(2)) {
     skipBuild: args['skip-build'],
     waitIdleS: args['wait-idle'] === undefined ? undefined : Number(args['wait-idle']),
     pin: args.pin,
+    // The runtime of the targets: this one's unless `--node 24` (the pinned Node 24), an exact
+    // version or a binary's path.
+    node: args.node,
   };
   for (const target of options.targets) {
     if (!TARGET_KINDS.includes(target)) throw new Error(`unknown --targets entry ${target}`);

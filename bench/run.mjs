@@ -12,6 +12,8 @@
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)
 //            --tracing (adds target `traced`: the service exporting every span to a local sink)
 //            --pin (each target alone on core 0; PostgreSQL, the load generator and this script on core 1)
+//            --node 24 (the targets on the pinned Node 24 of .nvmrc, installed with npm on first use;
+//            also an exact version or a node binary's path; default: the runtime running this script)
 //
 // Everything listens on 127.0.0.1 and every load loop is bounded in time and count. PostgreSQL is
 // embedded (a throwaway cluster in a temp directory) unless BENCH_DATABASE_URL names a database
@@ -20,6 +22,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanupOnExit } from '../scripts/lib/cleanup.mjs';
+import { resolveNode } from '../scripts/lib/node-runtime.mjs';
 import {
   connect,
   ensureVacuumed,
@@ -54,7 +57,10 @@ const { cleanups, cleanup } = cleanupOnExit({
     ['SIGHUP', 129],
   ],
 });
-const context = { cleanups, log };
+/** The runtime the targets run on (the report says which). */
+const node = resolveNode(options.node, { log });
+log(`targets on Node ${node.version} (${node.path}); this script on Node ${process.version}`);
+const context = { cleanups, log, node };
 
 async function seedDatabase(client) {
   const seeding = performance.now();
@@ -79,7 +85,7 @@ function printReport(list, results, probes, generator, sink) {
       `${options.users} users, ${options.posts} posts, ${options.connections} connections, ` +
       `${options.repetitions} interleaved repetitions of ${options.durationS} s per endpoint after ` +
       `${options.warmupS} s of warm-up, load from ${generator}, ${os.cpus().length} cores shared ` +
-      'with the load generator)\n',
+      `with the load generator; targets on Node ${node.version})\n`,
   );
   console.log(tables.throughput);
   console.log(
@@ -184,6 +190,7 @@ async function benchmark() {
     users: options.users,
     posts: options.posts,
     cores: os.cpus().length,
+    node: node.version,
     endpoints: rows,
   };
   await writeFile(path.join(RESULTS, 'latest.json'), `${JSON.stringify(document, null, 2)}\n`);

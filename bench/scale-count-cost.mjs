@@ -57,7 +57,7 @@ async function triggerTimePerCall(client) {
  * the delete trigger off, so that pg_stat_user_functions counts exactly the creates' calls; the
  * counts are rebuilt at the end.
  */
-export async function countCost(client, url, { options, cleanups, log }) {
+export async function countCost(client, url, { options, node, cleanups, log }) {
   const generator = chooseLoadGenerator(options.loadGenerator);
   const { rows: databaseRows } = await client.query('SELECT current_database() AS name');
   const database = `"${databaseRows[0].name.replaceAll('"', '""')}"`;
@@ -74,6 +74,7 @@ export async function countCost(client, url, { options, cleanups, log }) {
     url,
     extraEnv: { LOG_LEVEL: 'warn' },
     pin: options.pin,
+    node,
     cleanups,
     log,
   });

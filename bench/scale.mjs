@@ -29,7 +29,7 @@ const LISTS = [
  * counts are then back-filled by the migration's own function (list_counts_rebuild), whose time is
  * reported: the path a real upgrade takes.
  */
-export async function scale(options, { cleanups, log }) {
+export async function scale(options, { node, cleanups, log }) {
   const wall = performance.now();
   const sizes = (options.sizes ?? (options.quick ? '10000,100000' : '10000,1000000,10000000'))
     .split(',')
@@ -38,13 +38,17 @@ export async function scale(options, { cleanups, log }) {
   build({ skipBuild: options.skipBuild, log });
   if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
   const { url } = await startDatabase({ sqlStats: options.sqlStats, cleanups, log });
-  await migrate(url, { cleanups, log });
+  await migrate(url, { node, cleanups, log });
   const client = await connect(url);
   cleanups.push(() => client.end());
   await client.query('TRUNCATE posts, users RESTART IDENTITY CASCADE');
 
   const rows = [];
-  const json = { date: new Date().toISOString(), sizes: [] };
+  const json = {
+    date: new Date().toISOString(),
+    node: node?.version ?? process.version,
+    sizes: [],
+  };
   let seeded = 0;
   for (const size of sizes) {
     const seeding = performance.now();
@@ -61,6 +65,7 @@ export async function scale(options, { cleanups, log }) {
       url,
       extraEnv: { LOG_LEVEL: 'warn' },
       pin: options.pin,
+      node,
       cleanups,
       log,
     });
@@ -101,7 +106,9 @@ export async function scale(options, { cleanups, log }) {
     await service.stop();
   }
 
-  console.log('\n## Lists by table size, concurrency 1 (service, LOG_LEVEL=warn)\n');
+  console.log(
+    `\n## Lists by table size, concurrency 1 (service on Node ${json.node}, LOG_LEVEL=warn)\n`,
+  );
   console.log(table(['users', 'request', 'requests', 'p50 ms', 'p99 ms', 'errors'], rows));
   console.log(
     '\n| users | seeded s | counts back-filled s | page 1 ÷ by id (all, member) | depth page ÷ page 1 (all, member) | walk s |',
@@ -114,7 +121,7 @@ export async function scale(options, { cleanups, log }) {
     );
   }
 
-  json.countCost = await countCost(client, url, { options, cleanups, log });
+  json.countCost = await countCost(client, url, { options, node, cleanups, log });
   await mkdir(RESULTS, { recursive: true });
   await writeFile(path.join(RESULTS, 'scale.json'), `${JSON.stringify(json, null, 2)}\n`);
   console.log(`\nwritten to bench/results/scale.json; wall time ${secs(wall)} s`);

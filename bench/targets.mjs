@@ -42,7 +42,7 @@ export function build({ skipBuild, log }) {
  */
 export async function startTarget(
   kind,
-  { url, extraEnv = {}, cpuProf = false, pin = false, cleanups, log },
+  { url, extraEnv = {}, cpuProf = false, pin = false, node, cleanups, log },
 ) {
   const nodeFlags = [];
   let profileFile;
@@ -62,6 +62,7 @@ export async function startTarget(
     entry: ENTRIES[kind],
     nodeFlags,
     keepChars: KEEP_CHARS,
+    execPath: node?.path,
     env: {
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
@@ -77,15 +78,17 @@ export async function startTarget(
   if (pin) pinProcess(target.pid, PINNED_CORES.app);
   await waitUntilReady(target);
   log(
-    `${kind} ready in ${secs(started)} s (HTTP ${target.port}, gRPC ${target.grpcPort}, pid ${target.pid})`,
+    `${kind} ready in ${secs(started)} s on Node ${node?.version ?? process.version} ` +
+      `(HTTP ${target.port}, gRPC ${target.grpcPort}, pid ${target.pid})`,
   );
   return { ...target, kind, base: target.url, profileFile };
 }
 
 /** Applies migrations/ by booting the service once with MIGRATE_ON_BOOT=true. */
-export async function migrate(url, { cleanups, log }) {
+export async function migrate(url, { node, cleanups, log }) {
   const service = await startTarget('service', {
     url,
+    node,
     extraEnv: { MIGRATE_ON_BOOT: 'true', LOG_LEVEL: 'warn' },
     cleanups,
     log,

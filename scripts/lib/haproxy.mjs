@@ -78,3 +78,74 @@ export async function startHaproxy({ backends }) {
     },
   };
 }
+
+/**
+ * Starts HAProxy on a free 127.0.0.1 port sending PostgreSQL connections (TCP) to whichever of
+ * `members` Patroni's REST API reports as primary (`GET /primary` answers 200 on the leader only),
+ * checked every 500 ms. A member marked down has its sessions cut at once
+ * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server.
+ * Returns its `url(database)`, `port`, PID, `serverStates()` and `stop()`.
+ */
+export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
+  const binary = haproxyPath();
+  if (!binary) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
+  const [port, statsPort] = await freePorts(2);
+  const { dir, remove } = await serviceTempDir('users-service-haproxy-pg-');
+  const config = [
+    'defaults',
+    '  mode tcp',
+    '  timeout connect 1s',
+    // Pooled connections sit idle between queries: longer than any test.
+    '  timeout client 30m',
+    '  timeout server 30m',
+    '  timeout check 1s',
+    'listen postgres',
+    `  bind 127.0.0.1:${port}`,
+    '  option httpchk GET /primary',
+    '  http-check expect status 200',
+    `  default-server inter ${checkIntervalMs}ms fall 2 rise 1 on-marked-down shutdown-sessions`,
+    ...members.map(
+      (member) =>
+        `  server ${member.name} 127.0.0.1:${member.pgPort} check port ${member.restPort}`,
+    ),
+    'listen stats',
+    '  mode http',
+    `  bind 127.0.0.1:${statsPort}`,
+    '  stats enable',
+    '  stats uri /stats',
+    '',
+  ].join('\n');
+  const file = path.join(dir, 'haproxy.cfg');
+  await writeFile(file, config, { mode: 0o644 });
+  const daemon = await startListening(binary, ['-db', '-f', file], {
+    name: 'haproxy',
+    asUser: false,
+    port,
+    cleanup: remove,
+  });
+  return {
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    port,
+    pid: daemon.pid,
+    output: daemon.output,
+    /** Each member's check status by name: UP, DOWN, "DOWN 1/2", … */
+    async serverStates() {
+      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+      const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
+      const columns = header.split(',');
+      const at = (row, name) => row.split(',')[columns.indexOf(name)];
+      return Object.fromEntries(
+        rows
+          .filter(
+            (row) =>
+              at(row, 'pxname') === 'postgres' && !/^(FRONTEND|BACKEND)$/.test(at(row, 'svname')),
+          )
+          .map((row) => [at(row, 'svname'), at(row, 'status')]),
+      );
+    },
+    async stop() {
+      await daemon.stop('SIGTERM');
+      await remove();
+    },
+  };
+}

@@ -32,6 +32,8 @@ export interface StartOptions {
   /** How much of the output `output()` keeps (the end of it); all by default. */
   keepChars?: number;
   name?: string;
+  /** The node binary to run it with; this process's own by default. */
+  execPath?: string;
 }
 
 export function buildService(options?: { stdio?: 'ignore' | 'inherit' }): void;

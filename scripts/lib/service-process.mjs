@@ -33,7 +33,8 @@ export function buildService({ stdio = 'ignore' } = {}) {
 }
 
 /**
- * Spawns `node [nodeFlags] entry` (the service unless `entry` names another server, such as a
+ * Spawns `node [nodeFlags] entry` (`node` is this process's runtime unless `execPath` names
+ * another, such as the pinned Node 24 of scripts/lib/node-runtime.mjs; the service unless `entry` names another server, such as a
  * benchmark baseline; the service also gets `--import` TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
  * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
  * full pipe would block the process's logging); `output()` is what they carried, its last
@@ -46,11 +47,12 @@ export async function startService({
   nodeFlags = [],
   keepChars = Infinity,
   name = 'service',
+  execPath = process.execPath,
 } = {}) {
   // Reserved together so the two can never be the same port.
   const [port, grpcPort] = await freePorts(2);
   const preload = entry === SERVICE_ENTRY ? ['--import', pathToFileURL(TELEMETRY_ENTRY).href] : [];
-  const child = spawn(process.execPath, [...preload, ...nodeFlags, entry], {
+  const child = spawn(execPath, [...preload, ...nodeFlags, entry], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -1,0 +1,331 @@
+// A throwaway Patroni cluster for the failover test (Debian's patroni, etcd-server and PostgreSQL
+// binaries): members on free 127.0.0.1 ports (REST API and PostgreSQL), each with its data in a
+// temp directory, run as the `postgres` OS user (PostgreSQL refuses root), stopped by PID. The
+// test injects faults through the PIDs it reads here: the Patroni daemon, its postmaster and the
+// postmaster's children (a node loss), the WAL receiver (a standby cut off from the leader).
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { etcdPath } from './etcd.mjs';
+import { haproxyPath } from './haproxy.mjs';
+import { freePorts } from './ports.mjs';
+import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system-tools.mjs';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The patroni binary, or undefined when it is not installed. */
+export function patroniPath() {
+  return findTool('patroni');
+}
+
+/** What the failover test needs and this machine lacks (empty when it can run). */
+export function missingFailoverTools() {
+  return [
+    ['patroni', patroniPath()],
+    ['etcd-server', etcdPath()],
+    ['haproxy', haproxyPath()],
+    ['postgresql-15', findPostgresBin('pg_basebackup')],
+  ]
+    .filter(([, found]) => !found)
+    .map(([name]) => name);
+}
+
+/**
+ * Short timings so that a failover takes seconds: the leader key lives `ttl` seconds, each member
+ * runs its HA loop every `loop_wait` seconds, and gives up on etcd or PostgreSQL after
+ * `retry_timeout` (Patroni wants loop_wait + 2 * retry_timeout <= ttl).
+ */
+export const FAST_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4 };
+
+function signal(pid, name) {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch {
+    return false; // already gone
+  }
+}
+
+/** PIDs whose parent is `parent` (read from /proc), e.g. a postmaster's backends. */
+function childPids(parent) {
+  const children = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …; comm may hold spaces and parentheses: split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) children.push(Number(entry));
+    } catch {
+      // exited while we read
+    }
+  }
+  return children;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    // A zombie still answers signal 0 but has stopped running.
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function getJson(url, timeoutMs = 1000) {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  return { status: response.status, body: await response.json().catch(() => undefined) };
+}
+
+function memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters }) {
+  const host = '127.0.0.1';
+  return {
+    scope,
+    name,
+    log: { level: 'INFO' },
+    restapi: { listen: `${host}:${restPort}`, connect_address: `${host}:${restPort}` },
+    etcd3: { hosts: [new URL(etcdUrl).host] },
+    bootstrap: {
+      dcs: {
+        ...timings,
+        // Commits wait for the synchronous standby, and only that standby may be promoted.
+        synchronous_mode: true,
+        // In synchronous mode the sync standby holds every acknowledged commit, whatever its
+        // replay lag in bytes; the default 1 MB would forbid promoting it after a burst of writes.
+        maximum_lag_on_failover: 64 * 1024 * 1024,
+        postgresql: {
+          use_pg_rewind: false,
+          use_slots: true,
+          parameters: {
+            // A throwaway cluster: the test kills processes, never the machine, so the OS keeps
+            // every write. wal_sender_timeout stays at its default (60 s): a frozen standby
+            // keeps its walsender "streaming" well past the test's partition.
+            fsync: 'off',
+            full_page_writes: 'off',
+            max_connections: 100,
+            max_wal_senders: 10,
+            max_replication_slots: 10,
+            wal_keep_size: '128MB',
+            ...parameters,
+          },
+        },
+      },
+      initdb: [{ encoding: 'UTF8' }, 'no-sync'],
+    },
+    postgresql: {
+      listen: `${host}:${pgPort}`,
+      connect_address: `${host}:${pgPort}`,
+      data_dir: path.join(dir, 'data'),
+      bin_dir: findPostgresBin('pg_basebackup'),
+      pgpass: path.join(dir, 'pgpass'),
+      // Trust on loopback only: no password to manage in a throwaway cluster.
+      pg_hba: [
+        'local all all trust',
+        `host all all ${host}/32 trust`,
+        `host replication all ${host}/32 trust`,
+      ],
+      authentication: {
+        superuser: { username: 'postgres' },
+        replication: { username: 'postgres' },
+      },
+      // The socket lives in the member's own directory, not in a shared /tmp or /run.
+      parameters: { unix_socket_directories: dir },
+    },
+    tags: { nofailover: false, noloadbalance: false, clonefrom: false },
+  };
+}
+
+async function startMember({ scope, name, etcdUrl, timings, parameters, ports }) {
+  const [restPort, pgPort] = ports ?? (await freePorts(2));
+  const { dir, remove } = await serviceTempDir(`users-service-patroni-${name}-`);
+  const config = memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters });
+  const file = path.join(dir, 'patroni.yml');
+  // JSON is YAML; readable by the `postgres` user Patroni runs as.
+  await writeFile(file, JSON.stringify(config, null, 2), { mode: 0o644 });
+  const daemon = startDaemon(patroniPath(), [file], {
+    name: `patroni ${name}`,
+    env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8' },
+  });
+  const restUrl = `http://127.0.0.1:${restPort}`;
+  const dataDir = config.postgresql.data_dir;
+
+  /** The postmaster's PID from postmaster.pid, or undefined while PostgreSQL is down. */
+  const postmasterPid = () => {
+    try {
+      const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return pid > 0 && alive(pid) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const member = {
+    name,
+    restPort,
+    pgPort,
+    restUrl,
+    dataDir,
+    pid: daemon.pid,
+    output: daemon.output,
+    running: daemon.running,
+    postmasterPid,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
+    /** GET /patroni: this member's own view (role, state, timeline, …). */
+    status: async () => (await getJson(`${restUrl}/patroni`)).body,
+    /** The WAL receiver's PID on this (standby) member, or undefined. */
+    async walReceiverPid() {
+      const client = new pg.Client({
+        connectionString: member.url(),
+        connectionTimeoutMillis: 2000,
+      });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT pid FROM pg_stat_wal_receiver');
+        return rows[0]?.pid ?? undefined;
+      } finally {
+        await client.end();
+      }
+    },
+    /**
+     * The node dies at once, as a lost machine does: SIGKILL to Patroni, its postmaster and every
+     * child of the postmaster (backends, walsenders), read before any of them is signalled.
+     */
+    async kill() {
+      const postmaster = postmasterPid();
+      const victims = [daemon.pid, ...(postmaster ? [postmaster, ...childPids(postmaster)] : [])];
+      for (const pid of victims) signal(pid, 'SIGKILL');
+      await daemon.exited;
+      const deadline = Date.now() + 10_000;
+      while (victims.some(alive)) {
+        if (Date.now() > deadline) throw new Error(`${name}: processes still alive after SIGKILL`);
+        await sleep(20);
+      }
+      return victims;
+    },
+    /** Stops Patroni (which stops PostgreSQL), then anything of the node left, and removes it. */
+    async stop() {
+      const postmaster = postmasterPid();
+      await daemon.stop('SIGTERM', 20_000);
+      if (postmaster && alive(postmaster)) {
+        for (const pid of [postmaster, ...childPids(postmaster)]) signal(pid, 'SIGKILL');
+        const deadline = Date.now() + 10_000;
+        while (alive(postmaster) && Date.now() < deadline) await sleep(20);
+      }
+      await remove();
+    },
+  };
+  return member;
+}
+
+/**
+ * Starts a Patroni cluster of `members` nodes on the etcd at `etcdUrl` in synchronous mode, waits
+ * until it has a leader serving `database` (created on it) and a streaming synchronous standby.
+ * Returns the members and helpers to read the leader and wait for role changes.
+ */
+export async function startPatroniCluster({
+  etcdUrl,
+  database,
+  members: count = 2,
+  scope = `users-failover-${process.pid}-${Date.now()}`,
+  timings = FAST_TIMINGS,
+  parameters = {},
+  timeoutMs = 60_000,
+}) {
+  if (!patroniPath()) throw new Error('patroni is not installed (Debian: apt-get install patroni)');
+  const members = [];
+  const cluster = {
+    scope,
+    timings,
+    members,
+    /** GET /cluster from the first member that answers: every member's name, role and state. */
+    async topology() {
+      for (const member of members.filter((m) => m.running())) {
+        const reply = await getJson(`${member.restUrl}/cluster`).catch(() => undefined);
+        if (reply?.status === 200) return reply.body.members;
+      }
+      return [];
+    },
+    /** The member whose REST API answers 200 on /primary (what HAProxy checks), if one does. */
+    async primary() {
+      for (const member of members.filter((m) => m.running())) {
+        const reply = await getJson(`${member.restUrl}/primary`).catch(() => undefined);
+        if (reply?.status === 200) return member;
+      }
+      return undefined;
+    },
+    /** Waits until a member other than `exclude` is primary and another one is its sync standby. */
+    async waitForPrimary({ exclude, withSyncStandby = true, timeoutMs: wait = 60_000 } = {}) {
+      const deadline = Date.now() + wait;
+      for (;;) {
+        const primary = await cluster.primary();
+        if (primary && primary !== exclude) {
+          const topology = await cluster.topology();
+          const synced = topology.some(
+            (m) => m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state),
+          );
+          if (!withSyncStandby || synced) return primary;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(
+            `no primary${withSyncStandby ? ' with a sync standby' : ''} after ${wait} ms: ` +
+              `${JSON.stringify(await cluster.topology())}\n` +
+              members.map((m) => `--- ${m.name}\n${m.output().slice(-3000)}`).join('\n'),
+          );
+        }
+        await sleep(100);
+      }
+    },
+    /**
+     * A planned switchover through the leader's REST API (POST /switchover), to `candidate`.
+     * Resolves with the HTTP status and Patroni's answer once the switchover is done or failed.
+     */
+    async switchover(leader, candidate) {
+      const response = await fetch(`${leader.restUrl}/switchover`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ leader: leader.name, candidate: candidate.name }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      return { status: response.status, text: await response.text() };
+    },
+    /**
+     * Replaces a lost member by a fresh node of the same name and ports (so HAProxy's server line
+     * still names it) and an empty data directory: Patroni clones it from the current leader.
+     * Resolves once the cluster has a primary and a streaming sync standby again.
+     */
+    async replace(lost, { timeoutMs: wait = 60_000 } = {}) {
+      await lost.stop();
+      const fresh = await startMember({
+        scope,
+        name: lost.name,
+        etcdUrl,
+        timings,
+        parameters,
+        ports: [lost.restPort, lost.pgPort],
+      });
+      members[members.indexOf(lost)] = fresh;
+      await cluster.waitForPrimary({ exclude: fresh, timeoutMs: wait });
+      return fresh;
+    },
+    async stop() {
+      await Promise.all(members.map((member) => member.stop()));
+    },
+  };
+  try {
+    // Started together: one wins etcd's initialize key and runs initdb, the others wait for its
+    // leader key and clone it with pg_basebackup.
+    for (let i = 0; i < count; i++) {
+      members.push(await startMember({ scope, name: `pg${i}`, etcdUrl, timings, parameters }));
+    }
+    const primary = await cluster.waitForPrimary({ withSyncStandby: count > 1, timeoutMs });
+    const admin = new pg.Client({ connectionString: primary.url() });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${database}"`).finally(() => admin.end());
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}
