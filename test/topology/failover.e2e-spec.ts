@@ -22,7 +22,7 @@ import {
   waitFor,
   waitUntilReady,
   type ServiceProcess,
-} from '../service-process.js';
+} from '../support/service-process.js';
 import { startKeyedLoad, type LoadFigures } from './keyed-load.js';
 
 const DATABASE = 'users_failover';
