@@ -5,7 +5,7 @@
 //     internal in it: no stack trace, SQL, driver error or file path;
 //   - a rejected request changes no row (md5 checksum of users and posts before and after);
 //   - an accepted write comes back identical through GET and through gRPC GetUser;
-//   - the status is the one CONTRACT.md gives for that input (a model of its rules decides).
+//   - the status is the one docs/api.md gives for that input (a model of its rules decides).
 // Seeded: FUZZ_SEED (default below) makes every run generate the same inputs; FUZZ_RUNS (default
 // 40) is the number of inputs per property. fast-check prints the seed, path and shrunk
 // counterexample of a failure; replay it with FUZZ_SEED=<seed>.
@@ -331,7 +331,7 @@ const postBody = bodyText({
   body: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 50 }), sizedString, anyJson),
 });
 
-/** Path ids: ones that exist, ones that do not, and everything CONTRACT.md says is a 400. */
+/** Path ids: ones that exist, ones that do not, and everything docs/api.md says is a 400. */
 const idString = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 1, max: 14 }).map(String) },
   {
@@ -384,7 +384,7 @@ const parseIdModel = (value: string): number | undefined =>
   /^[1-9][0-9]*$/.test(value) && Number(value) <= MAX_ID ? Number(value) : undefined;
 
 // ---------------------------------------------------------------------------------------------
-// The contract's validation rules, as a model
+// The validation rules of docs/api.md, as a model
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -492,7 +492,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
     }
   });
 
-  it('POST /users: the contract decides every status; rejected bodies change nothing; accepted ones round-trip', async () => {
+  it('POST /users: the documented rules decide every status; rejected bodies change nothing; accepted ones round-trip', async () => {
     await fc.assert(
       fc.asyncProperty(userBody, async (bodyText) => {
         const before = await checksum();
@@ -522,7 +522,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
   });
 
   it.each(['PUT', 'PATCH'])(
-    '%s /users/:id: the contract decides; rejected changes nothing; accepted round-trips',
+    '%s /users/:id: the documented rules decide; rejected changes nothing; accepted round-trips',
     async (method) => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 9 }), userBody, async (id, bodyText) => {
@@ -581,7 +581,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
     },
   );
 
-  it('POST /users/:id/posts: the contract decides; rejected changes nothing; accepted round-trips', async () => {
+  it('POST /users/:id/posts: the documented rules decide; rejected changes nothing; accepted round-trips', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 9 }), postBody, async (userId, bodyText) => {
         const before = await checksum();
@@ -870,7 +870,7 @@ describe('fuzz: properties of every route (e2e, fast-check)', () => {
     );
   });
 
-  it('list queries: page, limit, sort and role are validated as the contract says; GETs change nothing', async () => {
+  it('list queries: page, limit, sort and role are validated as documented; GETs change nothing', async () => {
     const value = fc.oneof(
       fc.integer({ min: -5, max: 120 }).map(String),
       fc.constantFrom(
