@@ -1,6 +1,6 @@
-// docs/api.md is the reference client teams read: every operation of the OpenAPI document the
-// service serves, and every rpc of proto/, must be described there. A route or rpc added without
-// its documentation fails here.
+// docs/api.md is the reference client teams read, docs/examples.http their first requests: every
+// operation of the OpenAPI document the service serves must be in both, and every rpc of proto/
+// in docs/api.md. A route or rpc added without its documentation fails here.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/project-root.js';
@@ -8,6 +8,7 @@ import { createTestApp, type TestApp } from '../test-app.js';
 
 const root = projectRoot();
 const apiDoc = readFileSync(path.join(root, 'docs', 'api.md'), 'utf8');
+const examples = readFileSync(path.join(root, 'docs', 'examples.http'), 'utf8');
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /** `/users/{id}/posts/{postId}` as docs/api.md writes it: `/users/:id/posts/:postId`. */
@@ -19,6 +20,15 @@ function expressPath(openApiPath: string): string {
 function documents(page: string, method: string, route: string): boolean {
   const escaped = `${method.toUpperCase()} ${route}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`\`${escaped}\``).test(page);
+}
+
+/** True when docs/examples.http has a request line for the operation: `GET {{host}}/users/1?…`. */
+function hasExample(file: string, method: string, route: string): boolean {
+  const pattern = route
+    .split(/:\w+/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^/?\\s]+');
+  return new RegExp(`^${method} \\{\\{\\w+\\}\\}${pattern}(\\?\\S*)?$`, 'm').test(file);
 }
 
 /** Every `package.Service/Method` declared in the proto files under proto/. */
@@ -62,6 +72,14 @@ describe('docs/api.md', () => {
     expect(missing).toEqual([]);
   });
 
+  it('docs/examples.http has a request for every operation', () => {
+    const missing = operations.filter((operation) => {
+      const [method, route] = operation.split(' ');
+      return !hasExample(examples, method, route);
+    });
+    expect(missing).toEqual([]);
+  });
+
   it('describes every rpc of proto/', () => {
     const files = readdirSync(path.join(root, 'proto')).filter((name) => name.endsWith('.proto'));
     const rpcs = files.flatMap((name) =>
@@ -75,6 +93,8 @@ describe('docs/api.md', () => {
     expect(documents(apiDoc, 'GET', '/users/:id')).toBe(true);
     expect(documents(apiDoc, 'DELETE', '/users/:id/posts/:postId')).toBe(false);
     expect(documents('`GET /users/:id/posts`', 'GET', '/users/:id')).toBe(false);
+    expect(hasExample('GET {{host}}/users/1?x=1', 'GET', '/users/:id')).toBe(true);
+    expect(hasExample('GET {{host}}/users/1/posts', 'GET', '/users/:id')).toBe(false);
     expect(
       protoRpcs(
         'package a.b;\n// rpc Old (X) returns (Y);\nservice S {\n  rpc Do (X) returns (Y);\n}',
