@@ -9,15 +9,15 @@ import { Logger } from 'nestjs-pino';
 import path from 'node:path';
 import { json, type Request } from 'express';
 import { AppConfig } from './config/app-config.js';
-import { isJsonBody, requestPipeline } from './common/http-middleware.js';
-import { securityHeaders } from './common/security-headers.js';
+import { isJsonBody, requestPipeline } from './http/request-pipeline.js';
+import { securityHeaders } from './http/security-headers.js';
 import { httpObservability } from './observability/http-observability.js';
 import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
-import { setupOpenApi } from './openapi.js';
+import { setupOpenApi } from './http/openapi.js';
 import { projectRoot } from './project-root.js';
-import { GracefulShutdown } from './utility/graceful-shutdown.js';
-import { HealthService } from './utility/health.service.js';
+import { GracefulShutdown } from './health/graceful-shutdown.js';
+import { HealthService } from './health/health.service.js';
 
 export const USERS_PROTO_PATH = path.join(projectRoot(), 'proto', 'users.proto');
 

@@ -20,7 +20,7 @@ import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
 import { EnvironmentVariables, validateEnv } from '../src/config/env.validation.js';
 import { MetricsController } from '../src/observability/metrics.controller.js';
-import { HealthController } from '../src/utility/health.controller.js';
+import { HealthController } from '../src/health/health.controller.js';
 import {
   type K8sObject,
   kubectlAvailable,

@@ -1,4 +1,4 @@
-import { IdempotencyService } from '../src/idempotency/idempotency.service.js';
+import { IdempotencyKeyPurge } from '../src/idempotency/idempotency-key-purge.js';
 import { createTestApp, resetDatabase, type TestApp } from './test-app.js';
 
 const IN_PROGRESS = { error: 'a request with this Idempotency-Key is still in progress' };
@@ -150,7 +150,7 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
       await t.dataSource.query(`
         INSERT INTO idempotency_keys (key, fingerprint, status, created_at)
         VALUES ('almost', repeat('0', 64), 201, now() - interval '23 hours')`);
-      const service = t.app.get(IdempotencyService);
+      const service = t.app.get(IdempotencyKeyPurge);
       const deleted = await Promise.all([service.purgeExpired(), service.purgeExpired()]);
       expect(deleted[0] + deleted[1]).toBe(2500);
       const left = await t.dataSource.query<{ key: string }[]>(

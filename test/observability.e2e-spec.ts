@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
 import { getUser, usersClient, type UsersClient } from '../scripts/lib/grpc-client.mjs';
 import { send } from '../scripts/lib/http-client.mjs';
-import { HealthService } from '../src/utility/health.service.js';
+import { HealthService } from '../src/health/health.service.js';
 import { capturingLogger } from './capturing-logger.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from './test-app.js';
 

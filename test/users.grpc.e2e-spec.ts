@@ -4,7 +4,7 @@ import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { USERS_PROTO_PATH } from '../src/app.setup.js';
-import { HealthService } from '../src/utility/health.service.js';
+import { HealthService } from '../src/health/health.service.js';
 import type { TcpProxy } from './tcp-proxy.js';
 import {
   createTestApp,

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { projectRoot } from '../src/project-root.js';
-import { HealthService } from '../src/utility/health.service.js';
+import { HealthService } from '../src/health/health.service.js';
 import { INVALID_API_KEY, INVALID_JSON, NOT_JSON } from './expected-errors.js';
 import { createTestApp, TEST_API_KEYS, type TestApp } from './test-app.js';
 

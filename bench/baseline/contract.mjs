@@ -112,7 +112,7 @@ export function parseList(params, columns) {
   return { page, limit, orderBy: order.join(', ') };
 }
 
-/** RFC 8288 Link header, the same relative URLs as src/common/list-query.ts. */
+/** RFC 8288 Link header, the same relative URLs as src/lists/list-query.dto.ts. */
 export function paginationLinks(path, search, page, limit, total) {
   const last = Math.max(1, Math.ceil(total / limit));
   const link = (target, rel) => {

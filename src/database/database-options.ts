@@ -5,7 +5,7 @@ import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-A
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
-import { ListCount } from './list-count.entity.js';
+import { ListCount } from '../lists/list-count.entity.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 import { Post } from '../posts/post.entity.js';
 import { User } from '../users/user.entity.js';

@@ -4,9 +4,10 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 import { MigrationsOnBoot } from './migrations-on-boot.js';
-import { ListCounts } from './list-counts.js';
+import { ListCounts } from '../lists/list-counts.js';
 import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
+import { TransactionScope } from './transaction-scope.js';
 
 @Global()
 @Module({
@@ -21,7 +22,7 @@ import { ReadReplicas } from './read-replicas.js';
       }),
     }),
   ],
-  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts],
-  exports: [PrimaryPool, ReadReplicas, ListCounts],
+  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
+  exports: [PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
 })
 export class DatabaseModule {}

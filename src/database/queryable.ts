@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 
 /** Anything that runs one SQL statement and returns its rows: the primary, a replica reader. */
 export interface Queryable {
@@ -29,13 +29,5 @@ export class PrimaryPool implements Queryable {
     const pool = driverPool(this.dataSource);
     if (!pool) throw new Error('the database connection is not initialised');
     return (await pool.query(sql, parameters)).rows as Row[];
-  }
-
-  /** Where a statement runs: in the caller's transaction when there is one, else on the pool. */
-  within(manager?: EntityManager): Queryable {
-    if (!manager) return this;
-    return {
-      query: <Row>(sql: string, parameters?: unknown[]) => manager.query<Row[]>(sql, parameters),
-    };
   }
 }

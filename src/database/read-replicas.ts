@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
-import { isDatabaseUnavailable } from '../common/database-errors.js';
+import { isDatabaseUnavailable } from './database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { cancellingClient } from './cancelling-client.js';

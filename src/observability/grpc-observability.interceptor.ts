@@ -9,7 +9,7 @@ import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { getRpcInfo } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
-import { toGrpcError } from '../common/grpc-exceptions.filter.js';
+import { toGrpcError } from '../grpc/grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';

@@ -4,11 +4,12 @@ import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { Post } from './post.entity.js';
 import { PostsController } from './posts.controller.js';
+import { PostsRepository } from './posts.repository.js';
 import { PostsService } from './posts.service.js';
 
 @Module({
   imports: [IdempotencyModule, TypeOrmModule.forFeature([Post]), UsersModule],
   controllers: [PostsController],
-  providers: [PostsService],
+  providers: [PostsService, PostsRepository],
 })
 export class PostsModule {}

@@ -3,7 +3,6 @@ import {
   Controller,
   Delete,
   Get,
-  Headers,
   HttpCode,
   HttpStatus,
   Param,
@@ -11,132 +10,78 @@ import {
   Post,
   Put,
   Query,
-  Req,
-  Res,
 } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import { conditionalGet, etagOf, parseIfMatch } from '../common/etag.js';
-import {
-  ApiConditionalGet,
-  ApiErrors,
-  ApiIdempotencyKey,
-  ApiIdParam,
-  ApiIfMatch,
-  CREATED_HEADERS,
-  ETAG_HEADER,
-  PAGE_HEADERS,
-} from '../common/openapi.decorators.js';
-import { setPaginationHeaders } from '../common/pagination.js';
-import { ParseIdPipe } from '../common/parse-id.pipe.js';
-import { IdempotencyKeyHeader } from '../idempotency/idempotency-key.decorator.js';
-import { IdempotencyService } from '../idempotency/idempotency.service.js';
+import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ConditionalGet, ConditionalWrite, Created, IfMatch } from '../http/etag.interceptor.js';
+import { ApiErrors, ApiIdParam, ApiIfMatch } from '../http/openapi.decorators.js';
+import { ParseIdPipe } from '../http/parse-id.pipe.js';
+import { Idempotent } from '../idempotency/idempotency.interceptor.js';
+import { Listed } from '../lists/list-headers.interceptor.js';
+import { type ListPage, mapPage } from '../lists/pagination.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
-import type { User } from './user.entity.js';
-import { UsersService } from './users.service.js';
+import { type IfMatch as IfMatchValue, UsersService } from './users.service.js';
 
 @ApiTags('users')
 @Controller('users')
 export class UsersController {
-  constructor(
-    private readonly usersService: UsersService,
-    private readonly idempotency: IdempotencyService,
-  ) {}
+  constructor(private readonly usersService: UsersService) {}
 
   @Get()
   @ApiOperation({ summary: 'List users (page numbers or a cursor walk)' })
-  @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
+  @Listed(UserResponseDto)
   @ApiErrors(400, 503)
-  async findAll(
-    @Query() query: ListUsersQueryDto,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<UserResponseDto[]> {
-    const page = await this.usersService.findAll(query);
-    setPaginationHeaders(request, response, query, page);
-    return page.items.map(UserResponseDto.from);
+  async findAll(@Query() query: ListUsersQueryDto): Promise<ListPage<UserResponseDto>> {
+    return mapPage(await this.usersService.findAll(query), UserResponseDto.from);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'Get a user' })
   @ApiIdParam()
-  @ApiConditionalGet(UserResponseDto)
+  @ConditionalGet(UserResponseDto)
   @ApiErrors(400, 404, 503)
-  async findOne(
-    @Param('id', ParseIdPipe) id: number,
-    @Headers('if-none-match') ifNoneMatch: string | undefined,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<UserResponseDto | undefined> {
-    const user = await this.usersService.findOne(id);
-    return conditionalGet(response, etagOf(user), ifNoneMatch, () => UserResponseDto.from(user));
+  async findOne(@Param('id', ParseIdPipe) id: number): Promise<UserResponseDto> {
+    return UserResponseDto.from(await this.usersService.findOne(id));
   }
 
   @Post()
   @ApiOperation({ summary: 'Create a user' })
-  @ApiIdempotencyKey()
-  @ApiCreatedResponse({ type: UserResponseDto, headers: CREATED_HEADERS })
+  @Idempotent()
+  @Created(UserResponseDto, (user) => `/users/${user.id}`)
   @ApiErrors(400, 409, 413, 415, 422, 503)
-  async create(
-    @Body() dto: CreateUserDto,
-    @IdempotencyKeyHeader() key: string | undefined,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<object> {
-    return this.idempotency.create(key, request, response, async (manager) => {
-      const user = await this.usersService.create(dto, manager);
-      return {
-        status: HttpStatus.CREATED,
-        headers: { Location: `/users/${user.id}`, ETag: etagOf(user) },
-        body: UserResponseDto.from(user),
-      };
-    });
+  async create(@Body() dto: CreateUserDto): Promise<UserResponseDto> {
+    return UserResponseDto.from(await this.usersService.create(dto));
   }
 
   @Put(':id')
   @ApiOperation({ summary: 'Replace a user' })
   @ApiIdParam()
-  @ApiIfMatch()
-  @ApiOkResponse({
-    type: UserResponseDto,
-    headers: ETAG_HEADER,
-    description: 'full replacement: absent email clears it, absent role resets it',
-  })
+  @ConditionalWrite(
+    UserResponseDto,
+    'full replacement: absent email clears it, absent role resets it',
+  )
   @ApiErrors(400, 404, 409, 412, 413, 415, 503)
   async replace(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: CreateUserDto,
-    @Headers('if-match') ifMatch: string | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @IfMatch() ifMatch: IfMatchValue | undefined,
   ): Promise<UserResponseDto> {
-    return tagged(response, await this.usersService.replace(id, dto, parseIfMatch(ifMatch, id)));
+    return UserResponseDto.from(await this.usersService.replace(id, dto, ifMatch));
   }
 
   @Patch(':id')
   @ApiOperation({ summary: 'Update some fields of a user' })
   @ApiIdParam()
-  @ApiIfMatch()
-  @ApiOkResponse({
-    type: UserResponseDto,
-    headers: ETAG_HEADER,
-    description: 'merge: only the sent fields change',
-  })
+  @ConditionalWrite(UserResponseDto, 'merge: only the sent fields change')
   @ApiErrors(400, 404, 409, 412, 413, 415, 503)
   async update(
     @Param('id', ParseIdPipe) id: number,
     @Body() dto: UpdateUserDto,
-    @Headers('if-match') ifMatch: string | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @IfMatch() ifMatch: IfMatchValue | undefined,
   ): Promise<UserResponseDto> {
-    return tagged(response, await this.usersService.update(id, dto, parseIfMatch(ifMatch, id)));
+    return UserResponseDto.from(await this.usersService.update(id, dto, ifMatch));
   }
 
   @Delete(':id')
@@ -148,13 +93,8 @@ export class UsersController {
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(
     @Param('id', ParseIdPipe) id: number,
-    @Headers('if-match') ifMatch: string | undefined,
+    @IfMatch() ifMatch: IfMatchValue | undefined,
   ): Promise<void> {
-    await this.usersService.remove(id, parseIfMatch(ifMatch, id));
+    await this.usersService.remove(id, ifMatch);
   }
-}
-
-function tagged(response: Response, user: User): UserResponseDto {
-  response.setHeader('ETag', etagOf(user));
-  return UserResponseDto.from(user);
 }

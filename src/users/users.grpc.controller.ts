@@ -1,7 +1,7 @@
 import { Controller, UseFilters, UseInterceptors } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
 import { type Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
-import { GrpcExceptionsFilter } from '../common/grpc-exceptions.filter.js';
+import { GrpcExceptionsFilter } from '../grpc/grpc-exceptions.filter.js';
 import { InvalidArgumentError } from '../common/errors.js';
 import { GrpcObservabilityInterceptor } from '../observability/grpc-observability.interceptor.js';
 import { UsersService } from './users.service.js';

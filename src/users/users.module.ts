@@ -4,12 +4,13 @@ import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { User } from './user.entity.js';
 import { UsersController } from './users.controller.js';
 import { UsersGrpcController } from './users.grpc.controller.js';
+import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 @Module({
   imports: [IdempotencyModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
-  providers: [UsersService],
+  providers: [UsersService, UsersRepository],
   exports: [UsersService],
 })
 export class UsersModule {}

@@ -18,8 +18,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiErrors } from '../common/openapi.decorators.js';
-import { API_KEY_SECURITY } from '../openapi.js';
+import { ApiErrors } from '../http/openapi.decorators.js';
+import { API_KEY_SECURITY } from '../http/openapi.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { GracefulShutdown } from './graceful-shutdown.js';
-import { HealthController } from './health.controller.js';
-import { HealthService } from './health.service.js';
+import { GracefulShutdown } from '../health/graceful-shutdown.js';
+import { HealthController } from '../health/health.controller.js';
+import { HealthService } from '../health/health.service.js';
 import { UtilityController } from './utility.controller.js';
 
 @Module({

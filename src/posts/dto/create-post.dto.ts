@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOmittable, IsText } from '../../common/validators.js';
+import { IsOmittable, IsText } from '../../http/validators.js';
 
 export class CreatePostDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Hello', description: 'trimmed' })

@@ -1,4 +1,4 @@
-import { ListQueryDto, QuerySort, type SortKey } from '../../common/list-query.dto.js';
+import { ListQueryDto, QuerySort, type SortKey } from '../../lists/list-query.dto.js';
 
 export const POST_SORT_FIELDS = ['id', 'title', 'createdAt', 'updatedAt'] as const;
 export type PostSortField = (typeof POST_SORT_FIELDS)[number];

@@ -1,7 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { tagged } from '../../http/etag.js';
+import { ApiIdProperty } from '../../http/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
+/** A post as the HTTP API returns it, carrying its ETag for the ETag interceptor (not in the JSON). */
 export class PostResponseDto {
   @ApiIdProperty('assigned by the service', 12)
   id: number;
@@ -29,6 +31,6 @@ export class PostResponseDto {
     dto.body = post.body;
     dto.createdAt = post.createdAt.toISOString();
     dto.updatedAt = post.updatedAt.toISOString();
-    return dto;
+    return tagged(dto, post);
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
-import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../common/validators.js';
+import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../http/validators.js';
 
 export const ROLE_PATTERN = /^[a-z0-9_-]{1,32}$/;
 export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and -';

@@ -1,4 +1,4 @@
-import { ListQueryDto, QueryFilter, QuerySort, type SortKey } from '../../common/list-query.dto.js';
+import { ListQueryDto, QueryFilter, QuerySort, type SortKey } from '../../lists/list-query.dto.js';
 import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
 
 export const USER_SORT_FIELDS = ['id', 'name', 'email', 'role', 'createdAt', 'updatedAt'] as const;

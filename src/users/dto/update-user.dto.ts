@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
-import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../common/validators.js';
+import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../http/validators.js';
 import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
 
 /** The body of PATCH /users/:id: only the sent fields change; `"email": null` clears the email. */

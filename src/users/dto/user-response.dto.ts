@@ -1,8 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { tagged } from '../../http/etag.js';
+import { ApiIdProperty } from '../../http/openapi.decorators.js';
 import type { User } from '../user.entity.js';
 
-/** A user as the HTTP API returns it: `email` is left out when the user has none. */
+/**
+ * A user as the HTTP API returns it: `email` is left out when the user has none. It carries the
+ * user's ETag for the ETag interceptor (not in the JSON).
+ */
 export class UserResponseDto {
   @ApiIdProperty('assigned by the service', 1)
   id: number;
@@ -30,6 +34,6 @@ export class UserResponseDto {
     dto.role = user.role;
     dto.createdAt = user.createdAt.toISOString();
     dto.updatedAt = user.updatedAt.toISOString();
-    return dto;
+    return tagged(dto, user);
   }
 }

@@ -7,6 +7,7 @@ import {
   ApiPropertyOptional,
   ApiResponse,
 } from '@nestjs/swagger';
+import { ERROR_KINDS } from '../common/errors.js';
 import { MAX_ID } from './parse-id.pipe.js';
 
 /** The body of every error response. */
@@ -22,23 +23,27 @@ export class ErrorBodyDto {
   details?: string[];
 }
 
+/** The example of the service's own error kind answered with this status. */
+const exampleOf = (status: number): string =>
+  ERROR_KINDS.find(({ httpStatus }) => httpStatus === status)!.example;
+
 /** Each documented error status: when it happens, and a body the service really sends. */
 const ERRORS: Record<number, { description: string; example: string }> = {
   400: {
     description:
       'Malformed JSON, a body or query that fails validation, an unknown field or a bad path id',
-    example: 'id must be a positive 32-bit integer',
+    example: exampleOf(400),
   },
   401: { description: 'Missing or invalid API key', example: 'invalid or missing API key' },
-  404: { description: 'No such resource', example: 'user 42 not found' },
+  404: { description: 'No such resource', example: exampleOf(404) },
   409: {
     description:
       'The email is already used by another user, or a request with this Idempotency-Key is still in progress',
-    example: 'email ada@example.com is already used by another user',
+    example: exampleOf(409),
   },
   412: {
     description: 'If-Match matches no current ETag: nothing was changed',
-    example: 'user 7 has changed: If-Match matches no current ETag',
+    example: exampleOf(412),
   },
   413: { description: 'Body larger than BODY_LIMIT', example: 'request body is too large' },
   415: {
@@ -90,7 +95,7 @@ export function ApiIdProperty(description: string, example: number): PropertyDec
 
 /**
  * The `x-request-id` header every response carries (docs/api.md, Conventions). Added to every
- * response by the document post-processing in src/openapi.ts, as a reference to this component.
+ * response by the document post-processing in src/http/openapi.ts, as a reference to this component.
  */
 export const REQUEST_ID_HEADER = {
   name: 'x-request-id',
@@ -100,15 +105,6 @@ export const REQUEST_ID_HEADER = {
     schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
   },
 } as const;
-
-export const PAGE_HEADERS = {
-  'X-Total-Count': { description: 'rows matching the filter', schema: { type: 'integer' } },
-  Link: {
-    description:
-      'RFC 8288 links. Page mode: first, prev, next, last. Cursor mode: first, and next while rows follow',
-    schema: { type: 'string' },
-  },
-};
 
 export const ETAG_HEADER = {
   ETag: {

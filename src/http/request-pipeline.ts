@@ -1,6 +1,6 @@
 import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { requestIdFrom } from './request-id.js';
+import { requestIdFrom } from '../common/request-id.js';
 import type { Header } from './security-headers.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);

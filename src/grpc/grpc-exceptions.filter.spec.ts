@@ -1,7 +1,7 @@
 import { BadRequestException, HttpException } from '@nestjs/common';
 import { status } from '@grpc/grpc-js';
 import { toGrpcError } from './grpc-exceptions.filter.js';
-import { ConflictError, InvalidArgumentError, NotFoundError } from './errors.js';
+import { ConflictError, InvalidArgumentError, NotFoundError } from '../common/errors.js';
 
 describe(toGrpcError.name, () => {
   it('maps service errors to their gRPC codes', () => {

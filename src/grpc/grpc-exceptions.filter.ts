@@ -8,13 +8,8 @@ import {
 import { RpcException } from '@nestjs/microservices';
 import { status } from '@grpc/grpc-js';
 import { type Observable, throwError } from 'rxjs';
-import { isDatabaseUnavailable } from './database-errors.js';
-import {
-  ConflictError,
-  InvalidArgumentError,
-  NotFoundError,
-  PreconditionFailedError,
-} from './errors.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { errorKindOf } from '../common/errors.js';
 
 export interface GrpcError {
   code: status;
@@ -35,17 +30,8 @@ const HTTP_TO_GRPC: Record<number, status> = {
 
 /** Maps anything a gRPC handler throws to a status code and a message with no internals. */
 export function toGrpcError(exception: unknown): GrpcError {
-  if (exception instanceof InvalidArgumentError) {
-    return { code: status.INVALID_ARGUMENT, message: exception.message };
-  }
-  if (exception instanceof NotFoundError)
-    return { code: status.NOT_FOUND, message: exception.message };
-  if (exception instanceof PreconditionFailedError) {
-    return { code: status.FAILED_PRECONDITION, message: exception.message };
-  }
-  if (exception instanceof ConflictError) {
-    return { code: status.ALREADY_EXISTS, message: exception.message };
-  }
+  const kind = errorKindOf(exception);
+  if (kind) return { code: kind.grpcCode, message: (exception as Error).message };
   if (isDatabaseUnavailable(exception))
     return { code: status.UNAVAILABLE, message: 'service unavailable' };
   if (exception instanceof HttpException) {

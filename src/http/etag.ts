@@ -41,17 +41,19 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /**
- * Answers a GET of a tagged resource: sets ETag, and when If-None-Match matches it, 304 without
- * a body (returns undefined); else returns the body.
+ * The ETag a response body carries for the ETag interceptor, under a symbol: JSON.stringify skips
+ * symbol keys, so the tag never reaches the body itself.
  */
-export function conditionalGet<T>(
-  response: { setHeader(name: string, value: string): unknown; status(code: number): unknown },
-  etag: string,
-  ifNoneMatch: string | undefined,
-  body: () => T,
-): T | undefined {
-  response.setHeader('ETag', etag);
-  if (!matchesIfNoneMatch(ifNoneMatch, etag)) return body();
-  response.status(304);
-  return undefined;
+export const ENTITY_TAG = Symbol('entityTag');
+
+/** Marks `body` as the representation of `entity`: the response gets the entity's ETag. */
+export function tagged<T extends object>(body: T, entity: { id: number; version: number }): T {
+  (body as { [ENTITY_TAG]?: string })[ENTITY_TAG] = etagOf(entity);
+  return body;
+}
+
+/** The ETag `tagged()` put on a body, if any. */
+export function tagOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  return (body as { [ENTITY_TAG]?: string })[ENTITY_TAG];
 }

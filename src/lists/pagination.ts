@@ -1,7 +1,6 @@
-import type { Request, Response } from 'express';
 import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
-import { ListCounts } from '../database/list-counts.js';
+import { ListCounts } from './list-counts.js';
 import type { Queryable } from '../database/queryable.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
@@ -14,6 +13,14 @@ export interface ListPage<T> {
   total: number;
   /** Cursor mode: the token of the next page, when rows follow. */
   nextCursor?: string;
+  /** Where the page stands, for its Link header: the page number, or undefined in cursor mode. */
+  page?: number;
+  limit?: number;
+}
+
+/** The same page with each item mapped (an entity to its response body). */
+export function mapPage<T, U>(page: ListPage<T>, toItem: (item: T) => U): ListPage<U> {
+  return { ...page, items: page.items.map(toItem) };
 }
 
 /** Which rows a list holds. */
@@ -22,7 +29,7 @@ export interface ListScope {
   scope: string;
   /** The list's conditions, written with `param` placeholders. */
   filters?: (param: (value: unknown) => string) => string[];
-  /** Its key in list_counts (src/database/list-counts.ts). */
+  /** Its key in list_counts (src/lists/list-counts.ts). */
   countKey: string;
 }
 
@@ -120,7 +127,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
         rows.length < query.limit && (rows.length > 0 || page === 1)
           ? (page - 1) * query.limit + rows.length
           : undefined;
-      return { items: rows, total: known ?? (await count()) };
+      return { items: rows, total: known ?? (await count()), page, limit: query.limit };
     }
     const more = rows.length > query.limit;
     const items = more ? rows.slice(0, query.limit) : rows;
@@ -129,6 +136,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       items,
       total: await count(),
       nextCursor: more ? this.cursorAfter(last, query.sort, scope) : undefined,
+      limit: query.limit,
     };
   }
 
@@ -199,23 +207,4 @@ function linkTo(path: string, search: string, name: string, value: string, rel: 
   const params = new URLSearchParams(search);
   params.set(name, value);
   return `<${path}?${params.toString()}>; rel="${rel}"`;
-}
-
-/** Sets `X-Total-Count` and `Link` on a list response. */
-export function setPaginationHeaders(
-  request: Request,
-  response: Response,
-  query: ListQueryDto,
-  { total, nextCursor }: ListPage<unknown>,
-): void {
-  const url = request.originalUrl;
-  const queryStart = url.indexOf('?');
-  const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
-  response.setHeader('X-Total-Count', String(total));
-  response.setHeader(
-    'Link',
-    query.cursor === undefined
-      ? pageLinks(request.path, search, query.page ?? 1, query.limit, total)
-      : cursorLinks(request.path, search, nextCursor),
-  );
 }

@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { ListUsersQueryDto } from '../users/dto/list-users-query.dto.js';
-import { AppValidationPipe } from './app-validation.pipe.js';
+import { AppValidationPipe } from '../http/app-validation.pipe.js';
 
 const pipe = new AppValidationPipe();
 const parse = (raw: Record<string, unknown>) =>

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../common/errors.js';
 
 /** A sort key's value as a cursor carries it: timestamps travel as ISO strings. */
 export type CursorValue = string | number | null;

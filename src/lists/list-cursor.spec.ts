@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../common/errors.js';
 
 const INVALID = new InvalidArgumentError(
   'cursor is invalid: it was altered, or issued for another sort, filter or list',

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import { toHttpError } from './all-exceptions.filter.js';
-import { ConflictError, InvalidArgumentError, NotFoundError } from './errors.js';
+import { ConflictError, InvalidArgumentError, NotFoundError } from '../common/errors.js';
 
 const pgError = (code: string, message = 'boom') => Object.assign(new Error(message), { code });
 

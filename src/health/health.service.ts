@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
-import { isConnectionLost } from '../common/database-errors.js';
+import { isConnectionLost } from '../database/database-errors.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;

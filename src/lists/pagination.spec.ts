@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import type { EntitySql } from '../database/entity-sql.js';
-import type { ListCounts } from '../database/list-counts.js';
+import type { ListCounts } from './list-counts.js';
 import { encodeCursor } from './list-cursor.js';
 import type { ListQueryDto } from './list-query.dto.js';
 import { cursorLinks, ListPlan, pageLinks } from './pagination.js';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { REQUEST_ID_HEADER } from './common/openapi.decorators.js';
+import { REQUEST_ID_HEADER } from './openapi.decorators.js';
 
 export const API_KEY_SECURITY = 'api-key';
 

@@ -7,13 +7,8 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { isDatabaseUnavailable } from './database-errors.js';
-import {
-  ConflictError,
-  InvalidArgumentError,
-  NotFoundError,
-  PreconditionFailedError,
-} from './errors.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { errorKindOf } from '../common/errors.js';
 
 export interface ErrorBody {
   error: string;
@@ -112,18 +107,8 @@ export function toHttpError(
     }
     return { status, body: messageOf(exception, request) };
   }
-  if (exception instanceof NotFoundError) {
-    return { status: HttpStatus.NOT_FOUND, body: { error: exception.message } };
-  }
-  if (exception instanceof ConflictError) {
-    return { status: HttpStatus.CONFLICT, body: { error: exception.message } };
-  }
-  if (exception instanceof PreconditionFailedError) {
-    return { status: HttpStatus.PRECONDITION_FAILED, body: { error: exception.message } };
-  }
-  if (exception instanceof InvalidArgumentError) {
-    return { status: HttpStatus.BAD_REQUEST, body: { error: exception.message } };
-  }
+  const kind = errorKindOf(exception);
+  if (kind) return { status: kind.httpStatus, body: { error: (exception as Error).message } };
   if (isDatabaseUnavailable(exception)) {
     return { status: HttpStatus.SERVICE_UNAVAILABLE, body: SERVICE_UNAVAILABLE };
   }

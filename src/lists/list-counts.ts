@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EntitySql } from './entity-sql.js';
+import { EntitySql } from '../database/entity-sql.js';
 import { ListCount } from './list-count.entity.js';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '../database/queryable.js';
 
 /** The keys the triggers maintain (see ListCount). */
 export const listCountKey = {

@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type FindOptionsWhere, In, type Repository } from 'typeorm';
+import { ConflictError } from '../common/errors.js';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { EntitySql } from '../database/entity-sql.js';
+import { ReadReplicas } from '../database/read-replicas.js';
+import { TransactionScope } from '../database/transaction-scope.js';
+import { ListCounts, listCountKey } from '../lists/list-counts.js';
+import { ListPlan, type ListPage } from '../lists/pagination.js';
+import type { ListUsersQueryDto, UserSortField } from './dto/list-users-query.dto.js';
+import { User } from './user.entity.js';
+
+const EMAIL_INDEX = 'users_email_lower_key';
+
+/** The columns a create or an update writes. */
+export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
+
+/**
+ * Every statement on `users`. The hot ones (by id, the list, the insert) are generated once from
+ * the entity's metadata: building them per request through the query builder cost more than the
+ * query. A statement joins the open transaction (TransactionScope) when there is one.
+ */
+@Injectable()
+export class UsersRepository {
+  private readonly sql: EntitySql<User>;
+  private readonly selectById: string;
+  private readonly existsById: string;
+  private readonly insertRow: string;
+  private readonly list: ListPlan<User, UserSortField>;
+
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly scope: TransactionScope,
+    private readonly replicas: ReadReplicas,
+    counts: ListCounts,
+  ) {
+    this.sql = new EntitySql(users);
+    this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.insertRow = this.sql.insert(['name', 'email', 'role']);
+    this.list = new ListPlan(
+      this.sql,
+      {
+        id: 'id',
+        name: 'name',
+        email: 'email',
+        role: 'role',
+        createdAt: 'createdAt',
+        updatedAt: 'updatedAt',
+      },
+      counts,
+    );
+  }
+
+  /** Read from a replica when DATABASE_READ_URLS is set: the page and its total may lag. */
+  async findPage(query: ListUsersQueryDto): Promise<ListPage<User>> {
+    const { role } = query;
+    return this.list.fetch(this.replicas.reader(), query, {
+      scope: role === undefined ? 'users' : `users?role=${role}`,
+      filters: (param) =>
+        role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`],
+      countKey: listCountKey.users(role),
+    });
+  }
+
+  async findById(id: number): Promise<User | undefined> {
+    const [row] = await this.scope.queryable().query(this.selectById, [id]);
+    return row && this.sql.toEntity(row);
+  }
+
+  async exists(id: number): Promise<boolean> {
+    const rows = await this.scope.queryable().query(this.existsById, [id]);
+    return rows.length > 0;
+  }
+
+  /** One INSERT … RETURNING. Throws ConflictError when the email is taken. */
+  async insert({ name, email, role }: UserFields): Promise<User> {
+    const [row] = await this.saving(
+      () => this.scope.queryable().query(this.insertRow, [name, email, role]),
+      email,
+    );
+    return this.sql.toEntity(row);
+  }
+
+  /**
+   * One UPDATE … RETURNING of the given fields (TypeORM sets updatedAt from the entity's
+   * @UpdateDateColumn; the database increments version). With `versions`, the row changes only if
+   * its version is one of them: the check and the write are one atomic step.
+   * @returns the updated user, or undefined when no row matched
+   */
+  async update(id: number, changes: Partial<User>, versions?: number[]): Promise<User | undefined> {
+    const result = await this.saving(
+      () =>
+        this.users
+          .createQueryBuilder()
+          .update()
+          .set(changes)
+          .where(versionedWhere(id, versions))
+          .returning(this.sql.selectList)
+          .updateEntity(false)
+          .execute(),
+      changes.email,
+    );
+    const [row] = result.raw as User[];
+    return row && this.sql.toEntity(row);
+  }
+
+  /**
+   * Deletes the user, and with it their posts (the foreign key is ON DELETE CASCADE).
+   * @returns false when no row matched (gone, or its version not one of `versions`)
+   */
+  async delete(id: number, versions?: number[]): Promise<boolean> {
+    const { affected } = await this.users
+      .createQueryBuilder()
+      .delete()
+      .where(versionedWhere(id, versions))
+      .execute();
+    return affected !== 0;
+  }
+
+  /** Maps a violation of the case-insensitive unique email index to a ConflictError. */
+  private async saving<T>(write: () => Promise<T>, email: string | null | undefined): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isUniqueViolation(error, EMAIL_INDEX)) {
+        throw new ConflictError(`email ${email} is already used by another user`);
+      }
+      throw error;
+    }
+  }
+}
+
+function versionedWhere(id: number, versions?: number[]): FindOptionsWhere<User> {
+  return versions ? { id, version: In(versions) } : { id };
+}
