@@ -4,7 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
-import { configureApp, grpcOptions } from './app.setup.js';
+import { configureApp } from './app.setup.js';
+import { grpcOptions } from './grpc/grpc-options.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/env.validation.js';
 

@@ -63,7 +63,7 @@ describe('migrations applied by two processes at once (e2e)', () => {
   function migrationJob(): Promise<{ code: number | null; output: string }> {
     const child = spawn(
       process.execPath,
-      [TYPEORM_CLI, 'migration:run', '-d', 'dist/src/database/data-source.js'],
+      [TYPEORM_CLI, 'migration:run', '-d', 'dist/src/data-source.js'],
       {
         cwd: ROOT,
         env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: url },

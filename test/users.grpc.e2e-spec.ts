@@ -3,7 +3,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { USERS_PROTO_PATH } from '../src/app.setup.js';
+import { USERS_PROTO_PATH } from '../src/grpc/grpc-options.js';
 import { HealthService } from '../src/health/health.service.js';
 import type { TcpProxy } from './tcp-proxy.js';
 import {

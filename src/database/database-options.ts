@@ -4,20 +4,18 @@ import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
-import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
-import { ListCount } from '../lists/list-count.entity.js';
 import type { DatabaseSettings } from '../config/app-config.js';
-import { Post } from '../posts/post.entity.js';
-import { User } from '../users/user.entity.js';
-
-export const entities = [User, Post, IdempotencyKey, ListCount];
 
 /**
  * The single source of database settings: the Nest DatabaseModule, the TypeORM CLI and the tests
  * all build their connection from it. Migrations are listed as classes, not globs, so the same list
- * works from TypeScript sources (Jest) and from dist (the service and the CLI).
+ * works from TypeScript sources (Jest) and from dist (the service and the CLI). The service registers
+ * its entities through its feature modules; the CLI names them (src/data-source.ts).
  */
-export function dataSourceOptions(db: DatabaseSettings): DataSourceOptions {
+export function dataSourceOptions(
+  db: DatabaseSettings,
+  entities: DataSourceOptions['entities'] = [],
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: db.url,

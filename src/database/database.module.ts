@@ -4,7 +4,6 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './database-options.js';
 import { DatabaseServer, DatabaseServerModule } from './database-server.js';
 import { MigrationsOnBoot } from './migrations-on-boot.js';
-import { ListCounts } from '../lists/list-counts.js';
 import { PrimaryPool } from './queryable.js';
 import { ReadReplicas } from './read-replicas.js';
 import { TransactionScope } from './transaction-scope.js';
@@ -17,12 +16,14 @@ import { TransactionScope } from './transaction-scope.js';
       inject: [AppConfig, DatabaseServer],
       useFactory: (config: AppConfig, server: DatabaseServer) => ({
         ...dataSourceOptions({ ...config.database, url: server.url }),
+        // Each feature module registers its entities (TypeOrmModule.forFeature).
+        autoLoadEntities: true,
         retryAttempts: config.database.retryAttempts,
         retryDelay: 1000,
       }),
     }),
   ],
-  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
-  exports: [PrimaryPool, ReadReplicas, ListCounts, TransactionScope],
+  providers: [MigrationsOnBoot, PrimaryPool, ReadReplicas, TransactionScope],
+  exports: [PrimaryPool, ReadReplicas, TransactionScope],
 })
 export class DatabaseModule {}

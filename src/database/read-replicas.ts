@@ -2,7 +2,6 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import pg from 'pg';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { MetricsService } from '../observability/metrics.service.js';
 import { cancellingClient } from './cancelling-client.js';
 import { PrimaryPool, type Queryable } from './queryable.js';
 
@@ -38,17 +37,18 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   /** The reader without replicas: the primary, counted like a fallback to it. */
   private readonly primaryReader: Queryable = {
     query: <Row>(sql: string, parameters?: unknown[]) => {
-      this.metrics.dbListReads.inc({ pool: 'primary' });
+      this.reads.primary++;
       return this.primary.query<Row>(sql, parameters);
     },
   };
   private next = 0;
   private timer?: NodeJS.Timeout;
+  /** List reads served so far, by pool (the metrics read these). */
+  readonly reads = { primary: 0, replica: 0 };
 
   constructor(
     private readonly config: AppConfig,
     private readonly primary: PrimaryPool,
-    private readonly metrics: MetricsService,
   ) {
     const { readUrls, connectTimeoutMs, poolSize, statementTimeoutMs } = config.database;
     this.replicas = readUrls.map((url) => {
@@ -105,7 +105,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
       if (!replica.up) continue;
       try {
         const { rows } = await replica.pool.query(sql, parameters);
-        this.metrics.dbListReads.inc({ pool: 'replica' });
+        this.reads.replica++;
         return rows as Row[];
       } catch (error) {
         if (isDatabaseUnavailable(error)) this.markDown(replica, error);
@@ -139,9 +139,12 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
       this.markDown(replica, error);
     } finally {
       replica.checking = false;
-      this.metrics.dbReplicaUp.set({ replica: replica.name }, replica.up ? 1 : 0);
-      this.metrics.dbReplicaLag.set({ replica: replica.name }, replica.lagMs / 1000);
     }
+  }
+
+  /** Each replica's state at its last check, for the metrics. */
+  states(): { name: string; up: boolean; lagMs: number }[] {
+    return this.replicas.map(({ name, up, lagMs }) => ({ name, up, lagMs }));
   }
 
   private markDown(replica: Replica, error: unknown): void {

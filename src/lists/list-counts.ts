@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { EntitySql } from '../database/entity-sql.js';
 import { ListCount } from './list-count.entity.js';
 import type { Queryable } from '../database/queryable.js';
@@ -19,8 +19,8 @@ export const listCountKey = {
 export class ListCounts {
   private readonly sql: string;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    const table = new EntitySql(dataSource.getRepository(ListCount));
+  constructor(@InjectRepository(ListCount) counts: Repository<ListCount>) {
+    const table = new EntitySql(counts);
     this.sql =
       `SELECT coalesce(sum(${table.column('n')}), 0)::int AS "total" ` +
       `FROM ${table.table} WHERE ${table.column('list')} = $1`;

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Level, Logger } from 'pino';
-import { routeOf } from './logging.js';
+import { routeOf } from './route.js';
 import type { MetricsService } from './metrics.service.js';
 import { activeSpan, traceFields } from './tracing.js';
 

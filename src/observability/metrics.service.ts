@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { driverPool } from '../database/queryable.js';
+import { ReadReplicas } from '../database/read-replicas.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -35,7 +36,10 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    private readonly replicas: ReadReplicas,
+  ) {
     collectDefaultMetrics({ register: this.registry });
     const poolGauge = (name: string, help: string, read: (pool: pg.Pool) => number) =>
       new Gauge({
@@ -60,12 +64,18 @@ export class MetricsService {
     );
   }
 
-  // Read replicas (src/database/read-replicas.ts).
+  // Read replicas (src/database/read-replicas.ts): read from their state when scraped, so the
+  // database layer knows nothing of metrics.
   readonly dbListReads = new Counter({
     name: 'db_list_reads_total',
     help: 'List endpoint queries (pages and totals) by the pool that served them',
     labelNames: ['pool'] as const,
     registers: [this.registry],
+    collect: () => {
+      this.dbListReads.reset();
+      this.dbListReads.inc({ pool: 'primary' }, this.replicas.reads.primary);
+      this.dbListReads.inc({ pool: 'replica' }, this.replicas.reads.replica);
+    },
   });
 
   readonly dbReplicaLag = new Gauge({
@@ -73,6 +83,11 @@ export class MetricsService {
     help: 'Delay of each read replica behind the primary at its last check',
     labelNames: ['replica'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const { name, lagMs } of this.replicas.states()) {
+        this.dbReplicaLag.set({ replica: name }, lagMs / 1000);
+      }
+    },
   });
 
   readonly dbReplicaUp = new Gauge({
@@ -80,5 +95,10 @@ export class MetricsService {
     help: 'Whether each read replica answered its last check (1) or not (0)',
     labelNames: ['replica'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const { name, up } of this.replicas.states()) {
+        this.dbReplicaUp.set({ replica: name }, up ? 1 : 0);
+      }
+    },
   });
 }

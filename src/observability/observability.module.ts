@@ -9,7 +9,6 @@ import {
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
-import { GrpcObservabilityInterceptor } from './grpc-observability.interceptor.js';
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
@@ -54,7 +53,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
     }),
   ],
   controllers: [MetricsController],
-  providers: [rootLogger, MetricsService, GrpcObservabilityInterceptor, TracingLifecycle],
-  exports: [ROOT_LOGGER, MetricsService, GrpcObservabilityInterceptor],
+  providers: [rootLogger, MetricsService, TracingLifecycle],
+  exports: [ROOT_LOGGER, MetricsService],
 })
 export class ObservabilityModule {}

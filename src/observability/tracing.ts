@@ -1,7 +1,7 @@
 import { context, isSpanContextValid, type Span, trace } from '@opentelemetry/api';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvironmentVariables } from '../config/env.validation.js';
-import { routeOf } from './logging.js';
+import { routeOf } from './route.js';
 
 /** What src/telemetry.ts decided from the OTEL_* variables. */
 export interface TracingSettings {

@@ -3,7 +3,7 @@ import { GrpcMethod, RpcException } from '@nestjs/microservices';
 import { type Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { GrpcExceptionsFilter } from '../grpc/grpc-exceptions.filter.js';
 import { InvalidArgumentError } from '../common/errors.js';
-import { GrpcObservabilityInterceptor } from '../observability/grpc-observability.interceptor.js';
+import { GrpcObservabilityInterceptor } from '../grpc/grpc-observability.interceptor.js';
 import { UsersService } from './users.service.js';
 
 /** proto/users.proto `GetUserRequest`. */

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
+import { ListsModule } from '../lists/lists.module.js';
 import { User } from './user.entity.js';
 import { UsersController } from './users.controller.js';
 import { UsersGrpcController } from './users.grpc.controller.js';
@@ -8,7 +9,7 @@ import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 @Module({
-  imports: [IdempotencyModule, TypeOrmModule.forFeature([User])],
+  imports: [IdempotencyModule, ListsModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
   providers: [UsersService, UsersRepository],
   exports: [UsersService],

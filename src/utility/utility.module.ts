@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
-import { GracefulShutdown } from '../health/graceful-shutdown.js';
-import { HealthController } from '../health/health.controller.js';
-import { HealthService } from '../health/health.service.js';
+import { HealthModule } from '../health/health.module.js';
 import { UtilityController } from './utility.controller.js';
 
+/** The utility routes: /health and /health/ready (HealthModule), /echo, /info and /private. */
 @Module({
-  controllers: [HealthController, UtilityController],
-  providers: [HealthService, GracefulShutdown],
-  exports: [HealthService, GracefulShutdown],
+  imports: [HealthModule],
+  controllers: [UtilityController],
+  exports: [HealthModule],
 })
 export class UtilityModule {}

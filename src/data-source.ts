@@ -1,7 +1,14 @@
 import { DataSource, type Migration } from 'typeorm';
-import { AppConfig, loadEnv } from '../config/app-config.js';
-import { dataSourceOptions } from './database-options.js';
-import { runMigrations } from './migrations.js';
+import { AppConfig, loadEnv } from './config/app-config.js';
+import { dataSourceOptions } from './database/database-options.js';
+import { runMigrations } from './database/migrations.js';
+import { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
+import { ListCount } from './lists/list-count.entity.js';
+import { Post } from './posts/post.entity.js';
+import { User } from './users/user.entity.js';
+
+/** Every table the service maps (the service itself registers them through its modules). */
+const entities = [User, Post, IdempotencyKey, ListCount];
 
 /**
  * The TypeORM CLI's data source: `migration:run` calls runMigrations() on it, which here takes
@@ -13,7 +20,7 @@ class LockedMigrationsDataSource extends DataSource {
   }
 }
 
-// The TypeORM CLI (`npm run migration:run`, `typeorm -d dist/src/database/data-source.js`) loads
+// The TypeORM CLI (`npm run migration:run`, `typeorm -d dist/src/data-source.js`) loads
 // this module's default export. It uses the same settings as the service, from DATABASE_URL.
 function cliDataSource(): DataSource {
   const env = loadEnv();
@@ -22,7 +29,7 @@ function cliDataSource(): DataSource {
   }
   // A migration may rewrite a large table: the service's per-query timeout does not apply.
   const database = { ...AppConfig.fromEnv(env).database, statementTimeoutMs: 0 };
-  return new LockedMigrationsDataSource(dataSourceOptions(database));
+  return new LockedMigrationsDataSource(dataSourceOptions(database, entities));
 }
 
 export default cliDataSource();

@@ -9,11 +9,11 @@ import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { getRpcInfo } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
-import { toGrpcError } from '../grpc/grpc-exceptions.filter.js';
+import { toGrpcError } from './grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
-import { ROOT_LOGGER } from './logging.js';
-import { MetricsService } from './metrics.service.js';
-import { activeSpan } from './tracing.js';
+import { ROOT_LOGGER } from '../observability/logging.js';
+import { MetricsService } from '../observability/metrics.service.js';
+import { activeSpan } from '../observability/tracing.js';
 
 /**
  * One log line and one metric sample per gRPC call: method, status code, duration, request id.

@@ -1,0 +1,56 @@
+import pg from 'pg';
+import { waitFor } from './service-process.js';
+import { createTestApp, resetDatabase, testDatabaseUrl, type TestApp } from './test-app.js';
+
+// IDEMPOTENCY_WAIT_MS bounds the wait for a concurrent request that holds the same key, and
+// nothing else: a keyed create that queues behind another lock (here another transaction's
+// uncommitted row with the same email) waits like an unkeyed one, instead of failing with
+// "still in progress" after the key's bound.
+describe('idempotent creates: the key wait bounds only the key (e2e)', () => {
+  const WAIT_MS = 200;
+  let t: TestApp;
+  let blocker: pg.Client;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { IDEMPOTENCY_WAIT_MS: String(WAIT_MS) } });
+    blocker = new pg.Client({ connectionString: testDatabaseUrl() });
+    await blocker.connect();
+  });
+  afterEach(() => resetDatabase(t.dataSource));
+  afterAll(async () => {
+    await blocker.end();
+    await t.close();
+  });
+
+  /** Service backends waiting on a lock for longer than the key's bound, twice over. */
+  const waitingPastTheBound = async () =>
+    (
+      await blocker.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE application_name = 'users-service' AND wait_event_type = 'Lock'
+           AND now() - query_start > make_interval(secs => $1)`,
+        [(2 * WAIT_MS) / 1000],
+      )
+    ).rows[0].n;
+
+  it('waits past IDEMPOTENCY_WAIT_MS for a row lock another transaction holds, then creates', async () => {
+    await blocker.query('BEGIN');
+    await blocker.query(`INSERT INTO users (name, email) VALUES ('Other', 'ada@example.com')`);
+    const create = t
+      .http()
+      .post('/users')
+      .set('Idempotency-Key', 'queued-1')
+      .send({ name: 'Ada', email: 'ada@example.com' });
+    const answer = create.then((response) => response);
+    await waitFor(
+      'the keyed create to wait on the email past the key bound',
+      async () => (await waitingPastTheBound()) === 1,
+    );
+    await blocker.query('ROLLBACK');
+    const response = await answer;
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual(
+      expect.objectContaining({ name: 'Ada', email: 'ada@example.com' }),
+    );
+  });
+});
