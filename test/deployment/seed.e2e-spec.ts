@@ -1,8 +1,9 @@
 // `npm run seed`: demo users and posts added to the development database, sizes from flags,
 // appended to what is there (no email collides) or after --reset, and refused with
 // NODE_ENV=production. Runs scripts/seed.mjs as a process against a migrated database of its own.
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-options.js';
@@ -12,18 +13,21 @@ import { buildService } from '../service-process.js';
 import { scratchDatabase } from '../test-app.js';
 
 const ROOT = projectRoot();
+const SEED = path.join(ROOT, 'scripts', 'seed.mjs');
+const run = promisify(execFile);
 
 describe('npm run seed (e2e)', () => {
   let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
   let db: pg.Client;
 
   /** scripts/seed.mjs with these flags; resolves with its exit code and output. */
-  function seed(
+  async function seed(
     args: string[],
     env: Record<string, string> = {},
   ): Promise<{ code: number | null; output: string }> {
-    const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'seed.mjs'), ...args], {
+    const options = {
       cwd: ROOT,
+      timeout: 60_000,
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
@@ -31,18 +35,14 @@ describe('npm run seed (e2e)', () => {
         NODE_ENV: 'development',
         ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    return new Promise((resolve) =>
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, output });
-      }),
-    );
+    };
+    try {
+      const { stdout, stderr } = await run(process.execPath, [SEED, ...args], options);
+      return { code: 0, output: stdout + stderr };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: failed.code ?? null, output: `${failed.stdout}${failed.stderr}` };
+    }
   }
 
   async function counts(): Promise<{ users: number; posts: number; orphans: number }> {
