@@ -42,9 +42,9 @@ ENV NODE_ENV=production \
     NPM_CONFIG_FUND=false \
     NPM_CONFIG_AUDIT=false
 WORKDIR /app
-# --omit=optional leaves out embedded-postgres (the development database): the service refuses to
-# start without DATABASE_URL when NODE_ENV=production anyway. No production dependency needs an
-# install script.
+# --omit=optional leaves out embedded-postgres and async-exit-hook (the development database): the
+# service refuses to start without DATABASE_URL when NODE_ENV=production anyway. No production
+# dependency needs an install script.
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts \
     && npm cache clean --force \

@@ -1,4 +1,4 @@
-// The raw baseline's input rules and JSON shapes, the same as the service's (CONTRACT.md): ids,
+// The raw baseline's input rules and JSON shapes, the same as the service's (docs/api.md): ids,
 // list queries (page, limit, sort, role), the POST /users body, and the JSON of users and posts.
 // Split from ./http-server.mjs, which routes and answers; ./express-server.mjs mounts its routes.
 
@@ -127,7 +127,7 @@ export function paginationLinks(path, search, page, limit, total) {
   return links.join(', ');
 }
 
-/** Length in Unicode code points, as the contract counts it. */
+/** Length in Unicode code points, as docs/api.md counts it. */
 const codePoints = (value) => [...value].length;
 
 function text(value, field, min, max) {

@@ -20,7 +20,7 @@ if [ ! -x "$buf" ]; then
   exit 1
 fi
 
-echo '--- buf lint (buf.yaml: STANDARD, with the contract'"'"'s recorded exceptions)'
+echo '--- buf lint (buf.yaml: STANDARD, with its recorded exceptions)'
 "$buf" lint
 echo 'buf lint: clean'
 

@@ -1,5 +1,5 @@
 // One @grpc/grpc-js client set-up for the tooling: the users.Users stub loaded from
-// proto/users.proto (the contract, as the service reads it), the standard health stub beside it,
+// proto/users.proto (the gRPC contract, as the service reads it), the standard health stub beside it,
 // and GetUser calls that resolve with their status instead of throwing, so that tests and load
 // loops can count and compare outcomes.
 import path from 'node:path';

@@ -2,7 +2,7 @@ import { AppConfig, parseByteSize } from './app-config.js';
 import { ConfigError, validateEnv } from './env.validation.js';
 
 describe(validateEnv.name, () => {
-  it('applies the defaults of CONTRACT.md', () => {
+  it('applies the documented defaults', () => {
     const config = AppConfig.fromEnv(validateEnv({}));
     expect(config).toEqual(
       expect.objectContaining({

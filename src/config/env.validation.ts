@@ -138,7 +138,7 @@ export class EnvironmentVariables {
   @IsInt()
   IDEMPOTENCY_WAIT_MS = 2000;
 
-  // The contract keeps keys at least 24 hours.
+  // Keys are kept at least 24 hours (docs/api.md, Idempotent creates).
   @Transform(toInt)
   @Min(24)
   @Max(8760)

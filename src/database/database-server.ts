@@ -23,8 +23,9 @@ export class DatabaseServer implements OnApplicationShutdown {
       ...config.embeddedDatabase,
       database: 'users',
     });
+    // One line naming the development database; its fixed password is in the README, never in a log.
     DatabaseServer.logger.log(
-      `embedded PostgreSQL on ${embedded.url.replace(/:[^:@/]*@/, ':***@')}`,
+      `embedded PostgreSQL on ${embedded.url.replace(/:[^:@/]*@/, ':***@')}, data in ${config.embeddedDatabase.dataDir}`,
     );
     return new DatabaseServer(embedded.url, embedded);
   }

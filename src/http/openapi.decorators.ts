@@ -94,7 +94,7 @@ export function ApiIdProperty(description: string, example: number): PropertyDec
 }
 
 /**
- * The `x-request-id` header every response carries (CONTRACT.md, Everywhere). Added to every
+ * The `x-request-id` header every response carries (docs/api.md, Conventions). Added to every
  * response by the document post-processing in src/http/openapi.ts, as a reference to this component.
  */
 export const REQUEST_ID_HEADER = {

@@ -25,7 +25,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 /**
- * Adds to the generated document what the contract says of every route, which Nest's decorators
+ * Adds to the generated document what docs/api.md says of every route, which Nest's decorators
  * can only say route by route:
  * - every response carries `x-request-id`;
  * - an operation without `@ApiSecurity` is public: `security: []` says so explicitly, rather than

@@ -39,7 +39,7 @@ describe(parseId.name, () => {
 describe(ParseIdPipe.name, () => {
   const pipe = new ParseIdPipe();
 
-  it('answers the contract message for a bad id', () => {
+  it('answers the documented message for a bad id', () => {
     expect(() => pipe.transform('x')).toThrow(
       new BadRequestException('id must be a positive 32-bit integer'),
     );

@@ -13,7 +13,7 @@ export function parseId(value: unknown): number | undefined {
 /**
  * Validates an id route parameter (already percent-decoded by the router) before any query runs.
  * Nest's ParseIntPipe is not enough: it accepts `-1`, `0` and `2147483648`. Every path id (user
- * and post) answers with the contract's one message.
+ * and post) answers with the one message docs/api.md gives.
  */
 @Injectable()
 export class ParseIdPipe implements PipeTransform<string, number> {

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { isEmail, IsString, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 
-/** Length in Unicode code points, as the contract counts it (and as PostgreSQL's varchar does). */
+/** Length in Unicode code points, as docs/api.md counts it (and as PostgreSQL's varchar does). */
 export function codePointLength(value: string): number {
   // The string iterator yields code points (a surrogate pair is one step), not UTF-16 units.
   let length = 0;

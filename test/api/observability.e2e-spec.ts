@@ -124,7 +124,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(after.text).not.toContain('random-1');
   });
 
-  it('serves an OpenAPI 3 document describing every route of the contract', async () => {
+  it('serves an OpenAPI 3 document describing every route of the API', async () => {
     const { body: doc } = await t.http().get('/docs-json').expect(200);
     expect(doc.openapi).toMatch(/^3\./);
     const expected: Record<string, string[]> = {

@@ -1,5 +1,5 @@
 // Property-based: request bodies of any size, depth, text and content type are answered by the
-// contract, never with a 5xx, and a refused one stores nothing (harness: test/support/fuzz-app.ts).
+// rules of docs/api.md, never with a 5xx, and a refused one stores nothing (harness: test/support/fuzz-app.ts).
 import fc from 'fast-check';
 import { NOT_JSON } from '../support/expected-errors.js';
 import { oversized, parsed } from '../support/contract-model.js';
@@ -24,7 +24,7 @@ const BODY_ROUTES = [
   'POST /echo',
 ];
 
-describe('property: request bodies are answered by the contract, never a 5xx (e2e, fast-check)', () => {
+describe('property: request bodies are answered as docs/api.md says, never a 5xx (e2e, fast-check)', () => {
   useFuzzApp();
 
   it('POST /echo: any JSON value comes back as sent; a body over the limit is 413', async () => {

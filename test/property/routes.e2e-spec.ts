@@ -96,7 +96,7 @@ describe('property: paths, ids, queries, methods and files (e2e, fast-check)', (
     );
   });
 
-  it('list queries: page, limit, sort and role are validated as the contract says; GETs change nothing', async () => {
+  it('list queries: page, limit, sort and role are validated as docs/api.md says; GETs change nothing', async () => {
     const value = fc.oneof(
       fc.integer({ min: -5, max: 120 }).map(String),
       fc.constantFrom(

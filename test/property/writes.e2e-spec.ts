@@ -1,4 +1,4 @@
-// Property-based: user and post writes. The contract decides every status; a rejected write
+// Property-based: user and post writes. docs/api.md decides every status; a rejected write
 // changes nothing; an accepted one reads back identical (harness: test/support/fuzz-app.ts).
 import fc from 'fast-check';
 import { ISO_DATE } from '../support/expected-errors.js';
@@ -23,10 +23,10 @@ import {
 } from '../support/fuzz-app.js';
 import { postBody, userBody } from '../support/fuzz-arbitraries.js';
 
-describe('property: user and post writes follow the contract (e2e, fast-check)', () => {
+describe('property: user and post writes follow docs/api.md (e2e, fast-check)', () => {
   useFuzzApp();
 
-  it('POST /users: the contract decides every status; rejected bodies change nothing; accepted ones round-trip', async () => {
+  it('POST /users: docs/api.md decides every status; rejected bodies change nothing; accepted ones round-trip', async () => {
     await fc.assert(
       fc.asyncProperty(userBody, async (bodyText) => {
         const before = await checksum();
@@ -56,7 +56,7 @@ describe('property: user and post writes follow the contract (e2e, fast-check)',
   });
 
   it.each(['PUT', 'PATCH'])(
-    '%s /users/:id: the contract decides; rejected changes nothing; accepted round-trips',
+    '%s /users/:id: docs/api.md decides; rejected changes nothing; accepted round-trips',
     async (method) => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 9 }), userBody, async (id, bodyText) => {
@@ -115,7 +115,7 @@ describe('property: user and post writes follow the contract (e2e, fast-check)',
     },
   );
 
-  it('POST /users/:id/posts: the contract decides; rejected changes nothing; accepted round-trips', async () => {
+  it('POST /users/:id/posts: docs/api.md decides; rejected changes nothing; accepted round-trips', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 9 }), postBody, async (userId, bodyText) => {
         const before = await checksum();

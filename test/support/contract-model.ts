@@ -1,4 +1,4 @@
-// The contract's validation rules, as a model the property-based tests compare the service with:
+// The validation rules of docs/api.md, as a model the property-based tests compare the service with:
 // which bodies are valid, what the server parses, and the user an accepted write must return.
 import { isEmail } from 'class-validator';
 import { ISO_DATE } from './expected-errors.js';

@@ -1,4 +1,4 @@
-/** Error bodies the contract fixes word for word. */
+/** Error bodies docs/api.md fixes word for word. */
 export const INVALID_ID = { error: 'id must be a positive 32-bit integer' };
 export const INVALID_API_KEY = { error: 'invalid or missing API key' };
 export const INTERNAL_ERROR = { error: 'internal server error' };

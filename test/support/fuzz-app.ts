@@ -6,7 +6,7 @@
 //     internal in it: no stack trace, SQL, driver error or file path;
 //   - a rejected request changes no row (md5 checksum of users and posts before and after);
 //   - an accepted write comes back identical through GET and through gRPC GetUser;
-//   - the status is the one the API contract gives for that input (a model of its rules decides,
+//   - the status is the one docs/api.md gives for that input (a model of its rules decides,
 //     test/support/contract-model.ts).
 // Seeded: FUZZ_SEED (default below) makes every run generate the same inputs; FUZZ_RUNS (default
 // 40) is the number of inputs per property. fast-check prints the seed, path and shrunk

@@ -171,7 +171,7 @@ export const postBody = bodyText({
   body: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 50 }), sizedString, anyJson),
 });
 
-/** Path ids: ones that exist, ones that do not, and everything the contract makes a 400. */
+/** Path ids: ones that exist, ones that do not, and everything docs/api.md makes a 400. */
 const idString = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 1, max: 14 }).map(String) },
   {
