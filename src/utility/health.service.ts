@@ -4,7 +4,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
 import { isConnectionLost } from '../common/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { driverGate } from '../database/queryable.js';
+import { driverGate, driverPool } from '../database/queryable.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
@@ -24,10 +24,11 @@ export interface Readiness {
  *
  * One check a second, whoever asks: a timer checks the database and sets the gRPC statuses
  * (Check and Watch answer from them), and /health/ready answers from the last check while it is
- * under a second old. A probe arriving later, or after a pooled connection broke or a connection
- * attempt failed since that check, runs a new check, shared with any other caller waiting for
- * one. So probes, however many, add no load on a database that is down, and the service's
- * connection attempts stay those of the pool's connection gate (src/database/connection-gate.ts).
+ * under a second old. A probe arriving later, after a pooled connection broke or a connection
+ * attempt failed since that check, or while requests queue for a connection, runs a new check,
+ * shared with any other caller waiting for one. So probes, however many, add no load on a
+ * database that is down, and the service's connection attempts stay those of the pool's
+ * connection gate (src/database/connection-gate.ts).
  */
 @Injectable()
 export class HealthService implements OnModuleInit, OnApplicationShutdown {
@@ -86,6 +87,9 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   private lastCheckHolds(): boolean {
     const now = Date.now();
     if (now - this.checkedAt >= HEALTH_CHECK_INTERVAL_MS) return false;
+    // Requests queued for a connection: the pool may be exhausted by stuck statements, which a
+    // check (waiting in that queue for at most its bound) tells apart from a busy moment.
+    if ((driverPool(this.dataSource)?.waitingCount ?? 0) > 0) return false;
     const gate = driverGate(this.dataSource);
     if (!gate) return true;
     return gate.lostAt < this.checkedAt && !(this.lastDatabaseUp && gate.failing);
