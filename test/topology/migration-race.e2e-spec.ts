@@ -1,6 +1,6 @@
 // Two processes applying migrations at the same moment (replicas with MIGRATE_ON_BOOT=true, or
-// the Job beside one) both end up serving and each migration runs exactly once. CONTRACT.md:
-// Replicas, PgBouncer, migrations. Each round starts from an empty schema in a database of its own.
+// the Job beside one) both end up serving and each migration runs exactly once. See
+// docs/scaling-out.md. Each round starts from an empty schema in a database of its own.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';

@@ -1,5 +1,5 @@
 // The users behaviour through PgBouncer in transaction pooling with PgBouncer's default settings
-// (CONTRACT.md: Replicas, PgBouncer, migrations), and DB_STATEMENT_TIMEOUT_MS bounding a query
+// (docs/scaling-out.md), and DB_STATEMENT_TIMEOUT_MS bounding a query
 // there. Skipped, saying so, where PgBouncer is not installed; .ci/run installs it.
 import pg from 'pg';
 import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/lib/pgbouncer.mjs';

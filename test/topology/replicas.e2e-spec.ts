@@ -1,8 +1,8 @@
 // A real streaming replica (Debian PostgreSQL: a throwaway primary and a pg_basebackup standby):
 // lists and their totals come from the replica, reads by id from the primary, a lagging replica
 // is skipped, a stopped one fails no request, and DATABASE_URL pointing at the standby (a
-// read-only node) answers writes and readiness with 503. CONTRACT.md: Replicas, PgBouncer,
-// migrations. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
+// read-only node) answers writes and readiness with 503. See
+// docs/scaling-out.md. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
 import pg from 'pg';
 import {
   postgresBinForReplicas,

@@ -1,6 +1,6 @@
 // A rolling restart of two built service processes behind HAProxy, which routes by readiness as a
 // Kubernetes Service or a mesh does, under read and write load: no request fails and every 201 is
-// in the database. CONTRACT.md: Replicas, PgBouncer, migrations. Skipped, saying so, where HAProxy
+// in the database. See docs/scaling-out.md. Skipped, saying so, where HAProxy
 // is not installed; .ci/run installs it.
 import pg from 'pg';
 import { haproxyPath, startHaproxy, type Haproxy } from '../../scripts/lib/haproxy.mjs';
