@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Users service image: `docker build -t users-service .`
-# Checked by test/deployment.spec.ts (paths, ports, user, health check, command, base image, labels).
+# Checked by test/deployment/dockerfile.spec.ts (paths, ports, user, health check, command, base image, labels).
 # Labels that only CI knows: `--build-arg REVISION=$(git rev-parse HEAD) --build-arg VERSION=1.0.1`.
 
 # Node 24, the active LTS (Node 20 reached end of life on 2026-04-30; nestjs-pino and file-type

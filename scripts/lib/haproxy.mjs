@@ -5,7 +5,21 @@ import path from 'node:path';
 import { freePorts } from './ports.mjs';
 import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
 
-/** The haproxy binary, or undefined when it is not installed. */
+/**
+ * @typedef {object} Haproxy
+ * @property {string} url http://127.0.0.1:PORT
+ * @property {number} port
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => Promise<Record<string, string>>} serverStates Each backend server's check
+ *   status by name (s0, s1, …): UP, DOWN, "UP 1/2", …
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * The haproxy binary, or undefined when it is not installed.
+ * @returns {string | undefined}
+ */
 export function haproxyPath() {
   return findTool('haproxy');
 }
@@ -14,6 +28,8 @@ export function haproxyPath() {
  * Starts HAProxy on a free 127.0.0.1 port balancing HTTP over `backends` (127.0.0.1 ports, by
  * round robin; named s0, s1, … in that order). Returns its `url`, `port`, PID, `serverStates()`
  * and `stop()` (stops it, removes its directory).
+ * @param {{ backends: number[] }} options
+ * @returns {Promise<Haproxy>}
  */
 export async function startHaproxy({ backends }) {
   const binary = haproxyPath();
@@ -65,6 +81,10 @@ export async function startHaproxy({ backends }) {
       const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
       const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
       const columns = header.split(',');
+      /**
+       * @param {string} row
+       * @param {string} name
+       */
       const at = (row, name) => row.split(',')[columns.indexOf(name)];
       return Object.fromEntries(
         rows

@@ -3,12 +3,45 @@
 // tests must not have); `requestJson` is the JSON call the load loops make, and never rejects.
 import http from 'node:http';
 
+/** @import { Agent, IncomingHttpHeaders } from 'node:http' */
+
+/**
+ * @typedef {object} SendOptions
+ * @property {string} [method]
+ * @property {string} [path]
+ * @property {Record<string, string>} [headers]
+ * @property {string | Buffer | (string | Buffer)[]} [body] An array is written piece by piece
+ *   (one chunk each when `chunked`).
+ * @property {boolean} [chunked] Send the body with Transfer-Encoding: chunked instead of a
+ *   Content-Length.
+ * @property {Agent | false} [agent]
+ * @property {number} [timeoutMs]
+ */
+
+/**
+ * @typedef {object} Reply
+ * @property {number} status
+ * @property {IncomingHttpHeaders} headers
+ * @property {string} text
+ * @property {Buffer} bytes
+ */
+
+/**
+ * @typedef {object} JsonResult
+ * @property {number | string} status HTTP status, or the client-side failure: `timeout`,
+ *   `ECONNRESET`, …
+ * @property {unknown} [body]
+ */
+
 /**
  * Sends one request to `base` (`http://127.0.0.1:port`) and resolves with the status, headers and
  * body, as text and as bytes. The body goes as given, with a Content-Length unless `chunked`; an
  * array body is written piece by piece (with `chunked`, one chunk each: a streamed upload).
  * Rejects on a connection error, or after `timeoutMs` of inactivity with an error whose code is
  * `timeout`. `agent: false` (the default) sends on a connection of its own.
+ * @param {string} base
+ * @param {SendOptions} options
+ * @returns {Promise<Reply>}
  */
 export function send(
   base,
@@ -16,6 +49,7 @@ export function send(
 ) {
   const { hostname, port } = new URL(base);
   const pieces = body === undefined ? [] : [body].flat();
+  /** @type {Record<string, string>} */
   const all = { ...headers };
   if (body !== undefined && !chunked) {
     all['content-length'] = String(
@@ -26,6 +60,7 @@ export function send(
     const request = http.request(
       { host: hostname, port, method, path, headers: all, agent, timeout: timeoutMs },
       (response) => {
+        /** @type {Buffer[]} */
         const chunks = [];
         response.on('data', (chunk) => chunks.push(chunk));
         response.on('end', () => {
@@ -54,6 +89,12 @@ export function send(
  * parsed body (the text when it is not JSON, undefined when empty). On a client-side failure it
  * resolves with `{ status }` naming it (`timeout`, `ECONNRESET`, …), so that a load loop can
  * count failures as outcomes.
+ * @param {string} base
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {{ agent?: Agent | false; timeoutMs?: number }} [options]
+ * @returns {Promise<JsonResult>}
  */
 export async function requestJson(base, method, path, body, { agent = false, timeoutMs } = {}) {
   const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -74,6 +115,6 @@ export async function requestJson(base, method, path, body, { agent = false, tim
     }
     return { status: reply.status, body: parsed };
   } catch (error) {
-    return { status: error.code ?? String(error) };
+    return { status: /** @type {NodeJS.ErrnoException} */ (error).code ?? String(error) };
   }
 }

@@ -1,6 +1,7 @@
 // What must never reach a client, in a response body, a gRPC status message or a log line a
 // client can see: stack frames, SQL and database errors, ORM and driver names, file paths and
 // connection strings. The fuzz and security tests check the answers they get against this list.
+/** @type {readonly RegExp[]} */
 export const LEAK_PATTERNS = [
   // stack traces
   /\n\s+at /,
@@ -41,6 +42,9 @@ export const LEAK_PATTERNS = [
  * The first pattern that `text` matches, or undefined. A pattern that `sent` (the request, as
  * text) matches too is passed over: some errors rightly name what the client sent ("sort field X
  * is not one of …", "no route for GET /x").
+ * @param {string} text
+ * @param {string} [sent]
+ * @returns {RegExp | undefined}
  */
 export function findLeak(text, sent = '') {
   return LEAK_PATTERNS.find((pattern) => pattern.test(text) && !pattern.test(sent));

@@ -1,6 +1,11 @@
 // Latency bookkeeping shared by the benchmark (bench/) and the soak run (scripts/soak.mjs).
 
-/** Nearest-rank percentile (0..100) of an ascending array; NaN when it is empty. */
+/**
+ * Nearest-rank percentile (0..100) of an ascending array; NaN when it is empty.
+ * @param {ArrayLike<number>} sorted
+ * @param {number} p
+ * @returns {number}
+ */
 export const percentile = (sorted, p) =>
   sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 
@@ -11,6 +16,7 @@ export class Samples {
     this.length = 0;
   }
 
+  /** @param {number} value */
   add(value) {
     if (this.length === this.values.length) {
       const grown = new Float64Array(this.values.length * 2);
@@ -20,14 +26,21 @@ export class Samples {
     this.values[this.length++] = value;
   }
 
-  /** Percentiles (0..100) by the nearest-rank method; call once, it sorts in place. */
+  /**
+   * Percentiles (0..100) by the nearest-rank method; call once, it sorts in place.
+   * @param {number[]} ps
+   * @returns {number[]}
+   */
   percentiles(...ps) {
     const sorted = this.values.subarray(0, this.length).sort();
     return ps.map((p) => percentile(sorted, p));
   }
 }
 
-/** A small seeded PRNG (mulberry32), so every run sends the same sequence. */
+/**
+ * A small seeded PRNG (mulberry32), so every run sends the same sequence.
+ * @returns {() => number}
+ */
 export function random(seed = 42) {
   let a = seed >>> 0;
   return () => {

@@ -5,9 +5,56 @@
 import { createServer } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 
+/**
+ * @typedef {object} ReceivedSpan
+ * @property {string} traceId
+ * @property {string} spanId
+ * @property {string} [parentSpanId]
+ * @property {string} name
+ * @property {number} kind OTLP SpanKind: 1 internal, 2 server, 3 client.
+ * @property {string} [scope]
+ * @property {Record<string, unknown>} attributes
+ * @property {Record<string, unknown>} resource
+ */
+
+/**
+ * @typedef {object} OtlpReceiver
+ * @property {string} endpoint
+ * @property {ReceivedSpan[]} spans
+ * @property {{ requests: number; bytes: number }} stats
+ * @property {<T>(
+ *   what: string,
+ *   check: (spans: ReceivedSpan[]) => T | undefined | false | null,
+ *   timeoutMs?: number,
+ * ) => Promise<T>} waitFor Resolves with the first truthy value `check` returns (polled as spans
+ *   arrive).
+ * @property {() => Promise<void>} close
+ */
+
+/**
+ * The parts of OTLP/JSON (an ExportTraceServiceRequest) read here.
+ * @typedef {{ stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean }} AnyValue
+ * @typedef {{ key: string; value?: AnyValue }[]} KeyValues
+ * @typedef {{
+ *   resourceSpans?: {
+ *     resource?: { attributes?: KeyValues };
+ *     scopeSpans?: {
+ *       scope?: { name?: string };
+ *       spans?: (Omit<ReceivedSpan, 'scope' | 'attributes' | 'resource'> & {
+ *         attributes?: KeyValues;
+ *       })[];
+ *     }[];
+ *   }[];
+ * }} TraceRequest
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An OTLP AnyValue as a plain value (strings, numbers, booleans; arrays and maps as JSON). */
+/**
+ * An OTLP AnyValue as a plain value (strings, numbers, booleans; arrays and maps as JSON).
+ * @param {AnyValue} value
+ */
 function plain(value = {}) {
   if ('stringValue' in value) return value.stringValue;
   if ('intValue' in value) return Number(value.intValue);
@@ -16,9 +63,14 @@ function plain(value = {}) {
   return JSON.stringify(value);
 }
 
+/** @param {KeyValues} list */
 const attributes = (list = []) => Object.fromEntries(list.map((a) => [a.key, plain(a.value)]));
 
-/** The spans of an ExportTraceServiceRequest, each with its resource's attributes. */
+/**
+ * The spans of an ExportTraceServiceRequest, each with its resource's attributes.
+ * @param {TraceRequest} request
+ * @returns {ReceivedSpan[]}
+ */
 function flatten(request) {
   const spans = [];
   for (const { resource, scopeSpans = [] } of request.resourceSpans ?? []) {
@@ -44,11 +96,14 @@ function flatten(request) {
 /**
  * Starts the receiver on 127.0.0.1 and a free port. `endpoint` is what OTEL_EXPORTER_OTLP_ENDPOINT
  * takes; `requests` counts every POST (any protocol); `spans` holds the decoded JSON spans.
+ * @returns {Promise<OtlpReceiver>}
  */
 export async function startOtlpReceiver() {
+  /** @type {ReceivedSpan[]} */
   const spans = [];
   const stats = { requests: 0, bytes: 0 };
   const server = createServer((request, response) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
@@ -74,13 +129,21 @@ export async function startOtlpReceiver() {
       response.end(request.headers['content-type']?.startsWith('application/json') ? '{}' : '');
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
+  await /** @type {Promise<void>} */ (
+    new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  );
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     stats,
-    /** Polls until `check(spans)` returns a truthy value, which it resolves with. */
+    /**
+     * Polls until `check(spans)` returns a truthy value, which it resolves with.
+     * @template T
+     * @param {string} what
+     * @param {(spans: ReceivedSpan[]) => T | undefined | false | null} check
+     * @returns {Promise<T>}
+     */
     async waitFor(what, check, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -94,9 +157,11 @@ export async function startOtlpReceiver() {
       }
     },
     close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+      /** @type {Promise<void>} */ (
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        })
+      ),
   };
 }

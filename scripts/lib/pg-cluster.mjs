@@ -14,13 +14,42 @@ import {
   waitForPort,
 } from './system-tools.mjs';
 
+/** @import { Daemon } from './system-tools.mjs' */
+
+/**
+ * @typedef {object} ClusterServer
+ * @property {string} url postgres://postgres@127.0.0.1:PORT/DATABASE (trust auth)
+ * @property {number} port
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => boolean} running
+ * @property {() => Promise<void>} halt Fast shutdown; the data directory stays until stop().
+ * @property {() => Promise<void>} stop Fast shutdown and removal of the data directory.
+ */
+
+/**
+ * @typedef {ClusterServer & {
+ *   startStandby(options?: { prefix?: string }): Promise<ClusterServer>;
+ * }} Primary
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Debian's PostgreSQL bin directory with pg_basebackup, or undefined when not installed. */
+/**
+ * Debian's PostgreSQL bin directory with pg_basebackup, or undefined when not installed.
+ * @returns {string | undefined}
+ */
 export function postgresBinForReplicas() {
   return findPostgresBin('pg_basebackup');
 }
 
+/**
+ * @param {string} bin
+ * @param {string} dir
+ * @param {number} port
+ * @param {string} name
+ */
 async function runServer(bin, dir, port, name) {
   const daemon = startDaemon(
     path.join(bin, 'postgres'),
@@ -38,6 +67,7 @@ async function runServer(bin, dir, port, name) {
     ],
     { name },
   );
+  /** @param {string} database */
   const url = (database) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   // Accepting TCP is not enough: a standby refuses connections until it reaches consistency.
   const deadline = Date.now() + 30_000;
@@ -58,6 +88,13 @@ async function runServer(bin, dir, port, name) {
   return { daemon, url };
 }
 
+/**
+ * @param {Daemon} daemon
+ * @param {number} port
+ * @param {string} url
+ * @param {() => Promise<void>} remove
+ * @returns {ClusterServer}
+ */
 function server(daemon, port, url, remove) {
   return {
     port,
@@ -78,6 +115,8 @@ function server(daemon, port, url, remove) {
  * Starts a primary (wal_level replica, the default, and initdb's trust lines for replication
  * from 127.0.0.1) with `database` created. Returns `url`, `port`, `pid`, `stop()` and
  * `startStandby()`, which clones it with pg_basebackup -R and starts the standby.
+ * @param {{ database: string; prefix?: string }} options
+ * @returns {Promise<Primary>}
  */
 export async function startPrimary({ database, prefix = 'users-service-primary-' }) {
   const bin = postgresBinForReplicas();

@@ -5,7 +5,19 @@ import path from 'node:path';
 import { freePort } from './ports.mjs';
 import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
 
-/** The pgbouncer binary, or undefined when it is not installed. */
+/**
+ * @typedef {object} PgBouncer
+ * @property {string} url The target URL with its host and port replaced by PgBouncer's
+ * @property {number} port
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * The pgbouncer binary, or undefined when it is not installed.
+ * @returns {string | undefined}
+ */
 export function pgbouncerPath() {
   return findTool('pgbouncer');
 }
@@ -14,6 +26,8 @@ export function pgbouncerPath() {
  * Starts PgBouncer on a free 127.0.0.1 port in front of the server of `targetUrl`, in transaction
  * pooling with default settings (`settings` adds or overrides `[pgbouncer]` keys). Returns the
  * same URL through PgBouncer, its port, PID and `stop()` (stops it, removes its directory).
+ * @param {{ targetUrl: string; settings?: Record<string, string | number> }} options
+ * @returns {Promise<PgBouncer>}
  */
 export async function startPgBouncer({ targetUrl, settings = {} }) {
   const binary = pgbouncerPath();
@@ -33,6 +47,7 @@ export async function startPgBouncer({ targetUrl, settings = {} }) {
     pool_mode: 'transaction',
     ...settings,
   };
+  /** @param {string} value */
   const quote = (value) => `"${value.replace(/"/g, '""')}"`;
   await writeFile(path.join(dir, 'userlist.txt'), `${quote(user)} ${quote(password)}\n`, {
     mode: 0o644,

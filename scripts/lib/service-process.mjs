@@ -14,8 +14,48 @@ export const SERVICE_ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
  */
 export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
 
+/** @import { ChildProcessByStdio } from 'node:child_process' */
+/** @import { Readable } from 'node:stream' */
+
+/**
+ * @typedef {object} ExitStatus
+ * @property {number | null} code
+ * @property {NodeJS.Signals | null} signal
+ */
+
+/**
+ * @typedef {object} ServiceProcess
+ * @property {string} name
+ * @property {ChildProcessByStdio<null, Readable, Readable>} child
+ * @property {number} pid
+ * @property {number} port
+ * @property {number} grpcPort
+ * @property {string} url http://127.0.0.1:PORT
+ * @property {string} grpcAddress 127.0.0.1:GRPC_PORT
+ * @property {() => string} output
+ * @property {Promise<ExitStatus>} exited
+ * @property {() => ExitStatus | undefined} exitStatus
+ * @property {() => boolean} alive
+ * @property {(options?: { timeoutMs?: number }) => Promise<ExitStatus>} stop
+ */
+
+/**
+ * @typedef {object} StartOptions
+ * @property {Record<string, string | undefined>} [env]
+ * @property {string} [entry]
+ * @property {string[]} [nodeFlags]
+ * @property {number} [keepChars] How much of the output `output()` keeps (the end of it); all by
+ *   default.
+ * @property {string} [name]
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * @param {number} pid
+ * @param {NodeJS.Signals} name
+ */
 function signal(pid, name) {
   try {
     process.kill(pid, name);
@@ -24,7 +64,11 @@ function signal(pid, name) {
   }
 }
 
-/** Builds dist/ when the sources are newer than it (a no-op after `npm run build`). */
+/**
+ * Builds dist/ when the sources are newer than it (a no-op after `npm run build`).
+ * @param {{ stdio?: 'ignore' | 'inherit' }} [options]
+ * @returns {void}
+ */
 export function buildService({ stdio = 'ignore' } = {}) {
   execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-needed.mjs')], {
     cwd: ROOT,
@@ -40,6 +84,8 @@ export function buildService({ stdio = 'ignore' } = {}) {
  * full pipe would block the process's logging); `output()` is what they carried, its last
  * `keepChars` characters (all of it by default: tests assert on it). Does not wait for readiness
  * (see waitUntilReady): some callers expect the process to fail at boot.
+ * @param {StartOptions} [options]
+ * @returns {Promise<ServiceProcess>}
  */
 export async function startService({
   env = {},
@@ -66,12 +112,15 @@ export async function startService({
   });
   // Raw chunks, the oldest dropped past `keepChars`: a busy service logs a line per request, and
   // decoding or copying all of it would cost the load generator's CPU in the benchmark.
+  /** @type {Buffer[]} */
   const chunks = [];
   let size = 0;
+  /** @param {Buffer} chunk */
   const keep = (chunk) => {
     chunks.push(chunk);
     size += chunk.length;
-    while (size - chunks[0].length >= keepChars) size -= chunks.shift().length;
+    while (size - chunks[0].length >= keepChars)
+      size -= /** @type {Buffer} */ (chunks.shift()).length;
   };
   const output = () => {
     const text = Buffer.concat(chunks).toString('utf8');
@@ -79,14 +128,17 @@ export async function startService({
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  /** @type {ExitStatus | undefined} */
   let exitStatus;
+  /** @type {Promise<ExitStatus>} */
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => resolve((exitStatus = { code, signal }))),
   );
   return {
     name,
     child,
-    pid: child.pid,
+    // Defined: spawn of this same node binary does not fail.
+    pid: /** @type {number} */ (child.pid),
     port,
     grpcPort,
     url: `http://127.0.0.1:${port}`,
@@ -98,22 +150,30 @@ export async function startService({
     /** SIGTERM, then SIGKILL after `timeoutMs`; resolves with the exit status (at once if gone). */
     async stop({ timeoutMs = 10_000 } = {}) {
       if (exitStatus) return exitStatus;
-      signal(child.pid, 'SIGTERM');
+      const pid = /** @type {number} */ (child.pid);
+      signal(pid, 'SIGTERM');
+      /** @type {NodeJS.Timeout | undefined} */
       let timer;
       const status = await Promise.race([
         exited,
-        new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+        /** @type {Promise<void>} */ (
+          new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))
+        ),
       ]);
       // A pending timer would keep the caller's process (a test runner) alive.
       clearTimeout(timer);
       if (status) return status;
-      signal(child.pid, 'SIGKILL');
+      signal(pid, 'SIGKILL');
       return exited;
     },
   };
 }
 
-/** The last `lines` lines of a process's output, indented, for an error message. */
+/**
+ * The last `lines` lines of a process's output, indented, for an error message.
+ * @param {ServiceProcess} service
+ * @returns {string}
+ */
 export function outputTail(service, lines = 40) {
   return service
     .output()
@@ -127,6 +187,9 @@ export function outputTail(service, lines = 40) {
 /**
  * Polls GET /health/ready until it answers 200. Fails at once, with the output, if the process
  * exits, and after `timeoutMs` otherwise.
+ * @param {ServiceProcess} service
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<void>}
  */
 export async function waitUntilReady(service, { timeoutMs = 60_000 } = {}) {
   const deadline = Date.now() + timeoutMs;
@@ -151,7 +214,12 @@ export async function waitUntilReady(service, { timeoutMs = 60_000 } = {}) {
   }
 }
 
-/** Polls `check` until it resolves true; fails after `timeoutMs` with `what` in the message. */
+/**
+ * Polls `check` until it resolves true; fails after `timeoutMs` with `what` in the message.
+ * @param {string} what
+ * @param {() => Promise<boolean>} check
+ * @returns {Promise<void>}
+ */
 export async function waitFor(what, check, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -8,9 +8,26 @@ import { chown, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+/** @import { ExecFileSyncOptions } from 'node:child_process' */
+
+/**
+ * @typedef {object} Daemon
+ * @property {string} name
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => boolean} running
+ * @property {Promise<{ code: number | null; signal: NodeJS.Signals | null }>} exited
+ * @property {(signal?: NodeJS.Signals, timeoutMs?: number) => Promise<void>} stop
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The path of `name` in PATH, /usr/sbin or /usr/bin; undefined when it is not installed. */
+/**
+ * The path of `name` in PATH, /usr/sbin or /usr/bin; undefined when it is not installed.
+ * @param {string} name
+ * @returns {string | undefined}
+ */
 export function findTool(name) {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
   return dirs
@@ -19,7 +36,10 @@ export function findTool(name) {
     .find((file) => existsSync(file));
 }
 
-/** The newest Debian PostgreSQL bin directory holding `tool`, e.g. /usr/lib/postgresql/15/bin. */
+/**
+ * The newest Debian PostgreSQL bin directory holding `tool`, e.g. /usr/lib/postgresql/15/bin.
+ * @returns {string | undefined}
+ */
 export function findPostgresBin(tool = 'pg_basebackup') {
   const base = '/usr/lib/postgresql';
   if (!existsSync(base)) return undefined;
@@ -30,7 +50,10 @@ export function findPostgresBin(tool = 'pg_basebackup') {
     .find((bin) => existsSync(path.join(bin, tool)));
 }
 
-/** uid and gid to run PostgreSQL and PgBouncer as: the `postgres` user when we are root. */
+/**
+ * uid and gid to run PostgreSQL and PgBouncer as: the `postgres` user when we are root.
+ * @returns {{ uid?: number; gid?: number }}
+ */
 export function serviceUser() {
   if (process.getuid?.() !== 0) return {};
   const line = readFileSync('/etc/passwd', 'utf8')
@@ -44,15 +67,25 @@ export function serviceUser() {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-/** A fresh temp directory owned by the service user (0700), and its removal. */
+/**
+ * A fresh temp directory owned by the service user (0700), and its removal.
+ * @param {string} prefix
+ * @returns {Promise<{ dir: string; remove(): Promise<void> }>}
+ */
 export async function serviceTempDir(prefix) {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   const { uid, gid } = serviceUser();
-  if (uid !== undefined) await chown(dir, uid, gid);
+  if (uid !== undefined && gid !== undefined) await chown(dir, uid, gid);
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Runs a short command as the service user; throws with its output when it fails. */
+/**
+ * Runs a short command as the service user; throws with its output when it fails.
+ * @param {string} file
+ * @param {string[]} args
+ * @param {ExecFileSyncOptions} [options]
+ * @returns {Buffer | string}
+ */
 export function runAsServiceUser(file, args, options = {}) {
   return execFileSync(file, args, { ...serviceUser(), stdio: 'pipe', timeout: 60_000, ...options });
 }
@@ -61,6 +94,10 @@ export function runAsServiceUser(file, args, options = {}) {
  * Starts a long-running server as a child of this process (as the service user when `asUser`),
  * keeping the end of its output. `stop(signal)` sends the signal to that PID and waits, at most
  * `timeoutMs`, for the exit, then kills it.
+ * @param {string} file
+ * @param {string[]} args
+ * @param {{ asUser?: boolean; name?: string; env?: NodeJS.ProcessEnv }} [options]
+ * @returns {Daemon}
  */
 export function startDaemon(file, args, { asUser = true, name = path.basename(file), env } = {}) {
   const child = spawn(file, args, {
@@ -69,9 +106,11 @@ export function startDaemon(file, args, { asUser = true, name = path.basename(fi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  /** @param {Buffer | string} chunk */
   const keep = (chunk) => (output = (output + chunk).slice(-20_000));
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  /** @type {Daemon['exited']} */
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -85,7 +124,9 @@ export function startDaemon(file, args, { asUser = true, name = path.basename(fi
     exited,
     async stop(signal = 'SIGTERM', timeoutMs = 10_000) {
       if (!running()) return;
-      process.kill(child.pid, signal);
+      // Undefined only when the spawn failed: then kill throws, as it should.
+      const pid = /** @type {number} */ (child.pid);
+      process.kill(pid, signal);
       let timer;
       const timedOut = new Promise(
         (resolve) => (timer = setTimeout(resolve, timeoutMs, 'timeout')),
@@ -93,14 +134,19 @@ export function startDaemon(file, args, { asUser = true, name = path.basename(fi
       const outcome = await Promise.race([exited, timedOut]);
       clearTimeout(timer);
       if (outcome === 'timeout' && running()) {
-        process.kill(child.pid, 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
         await exited;
       }
     },
   };
 }
 
-/** Polls until something accepts TCP connections on 127.0.0.1:port, or the daemon exits. */
+/**
+ * Polls until something accepts TCP connections on 127.0.0.1:port, or the daemon exits.
+ * @param {Daemon} daemon
+ * @param {number} port
+ * @returns {Promise<void>}
+ */
 export async function waitForPort(daemon, port, timeoutMs = 20_000) {
   const { connect } = await import('node:net');
   const deadline = Date.now() + timeoutMs;
@@ -122,6 +168,16 @@ export async function waitForPort(daemon, port, timeoutMs = 20_000) {
 /**
  * startDaemon, then waits until it listens on `port`. If it does not, the daemon is killed and
  * `cleanup` (removing its directory) runs before the error is thrown.
+ * @param {string} file
+ * @param {string[]} args
+ * @param {{
+ *   port: number;
+ *   cleanup: () => Promise<void>;
+ *   asUser?: boolean;
+ *   name?: string;
+ *   env?: NodeJS.ProcessEnv;
+ * }} options
+ * @returns {Promise<Daemon>}
  */
 export async function startListening(file, args, { port, cleanup, ...options }) {
   const daemon = startDaemon(file, args, options);
