@@ -1276,7 +1276,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
               'observability',
           ),
         );
-        expect(ports(collector)).toEqual([4318]);
+        expect(ports(collector)).toEqual([4317, 4318]);
       });
     });
 

@@ -24,3 +24,8 @@ export interface OtlpReceiver {
 }
 
 export function startOtlpReceiver(): Promise<OtlpReceiver>;
+
+/** The spans of an ExportTraceServiceRequest in its OTLP/JSON form. */
+export function flatten(request: unknown): ReceivedSpan[];
+
+export function spanWaiter(spans: ReceivedSpan[]): OtlpReceiver['waitFor'];

@@ -18,8 +18,11 @@ function plain(value = {}) {
 
 const attributes = (list = []) => Object.fromEntries(list.map((a) => [a.key, plain(a.value)]));
 
-/** The spans of an ExportTraceServiceRequest, each with its resource's attributes. */
-function flatten(request) {
+/**
+ * The spans of an ExportTraceServiceRequest in its OTLP/JSON form (ids in hex), each with its
+ * resource's attributes.
+ */
+export function flatten(request) {
   const spans = [];
   for (const { resource, scopeSpans = [] } of request.resourceSpans ?? []) {
     const resourceAttributes = attributes(resource?.attributes);
@@ -39,6 +42,22 @@ function flatten(request) {
     }
   }
   return spans;
+}
+
+/** `waitFor(what, check, timeoutMs)`: polls until `check(spans)` returns a truthy value. */
+export function spanWaiter(spans) {
+  return async (what, check, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = check(spans);
+      if (found) return found;
+      if (Date.now() > deadline) {
+        const names = spans.map((span) => span.name).join(', ') || 'none';
+        throw new Error(`timed out waiting for ${what} (spans received: ${names})`);
+      }
+      await sleep(25);
+    }
+  };
 }
 
 /**
@@ -80,19 +99,7 @@ export async function startOtlpReceiver() {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     stats,
-    /** Polls until `check(spans)` returns a truthy value, which it resolves with. */
-    async waitFor(what, check, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = check(spans);
-        if (found) return found;
-        if (Date.now() > deadline) {
-          const names = spans.map((span) => span.name).join(', ') || 'none';
-          throw new Error(`timed out waiting for ${what} (spans received: ${names})`);
-        }
-        await sleep(25);
-      }
-    },
+    waitFor: spanWaiter(spans),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
