@@ -1,0 +1,4 @@
+export function fetchServedDocument(options: {
+  cleanups: (() => Promise<unknown>)[];
+  name?: string;
+}): Promise<string>;
