@@ -1,12 +1,11 @@
 import { BadRequestException, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import { IDEMPOTENCY_KEY_PATTERN } from '../common/patterns.js';
 
 /** 1 to 255 characters of visible ASCII (a repeated header arrives joined by ", ": refused). */
-const KEY = /^[\x21-\x7e]{1,255}$/;
-
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !KEY.test(value)) {
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
     throw new BadRequestException('Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
   return value;

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { ApiIdProperty, ApiTimestampProperty } from '../../common/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
 export class PostResponseDto {
@@ -15,10 +15,10 @@ export class PostResponseDto {
   @ApiProperty({ example: '' })
   body: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service when created')
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service on every change')
   updatedAt: string;
 
   static from(post: Post): PostResponseDto {

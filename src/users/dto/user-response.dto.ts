@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiIdProperty } from '../../common/openapi.decorators.js';
+import { ApiIdProperty, ApiTimestampProperty } from '../../common/openapi.decorators.js';
 import type { User } from '../user.entity.js';
 
 /** A user as the HTTP API returns it: `email` is left out when the user has none. */
@@ -16,10 +16,10 @@ export class UserResponseDto {
   @ApiProperty({ example: 'member' })
   role: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service when created')
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service on every change')
   updatedAt: string;
 
   static from(user: User): UserResponseDto {
