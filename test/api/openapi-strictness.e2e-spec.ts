@@ -5,7 +5,12 @@
 // what the service accepts must pass both. The first group are requests the document once
 // allowed while the service refused them.
 import { createTestApp, type TestApp } from '../test-app.js';
-import { type PrismViolation, startOpenApiProxy, type OpenApiProxy } from '../openapi-proxy.js';
+import {
+  disagrees,
+  type OpenApiProxy,
+  type PrismViolation,
+  startOpenApiProxy,
+} from '../openapi-proxy.js';
 
 interface Probe {
   method?: string;
@@ -155,5 +160,39 @@ describe('openapi.json refuses what the service refuses (e2e, through Prism)', (
   it.each(accepted)('accepts %s, as the service does', async (_what, request, status) => {
     const result = await probe({ ...request, path: request.path.replace('{cursor}', cursor) });
     expect(result).toEqual({ status, request: [], response: [] });
+  });
+});
+
+describe('TEST_OPENAPI_PROXY: which exchanges fail a suite', () => {
+  const violation = (location: string[], message = 'x', severity = 'Error') =>
+    ({ location, message, severity }) as PrismViolation;
+  const exchange = (
+    status: number,
+    violations: PrismViolation[],
+    method = 'GET',
+    url = '/users',
+  ) => ({
+    method,
+    path: url,
+    status,
+    violations,
+  });
+
+  it('fails on a response the document does not describe, whatever the status', () => {
+    expect(disagrees(exchange(200, [violation(['response', 'body', 'id'])]))).toBe(true);
+    expect(disagrees(exchange(400, [violation(['response', 'headers'])]))).toBe(true);
+  });
+
+  it('fails on a request the document refuses but the service accepted', () => {
+    expect(disagrees(exchange(201, [violation(['request', 'body', 'name'])], 'POST'))).toBe(true);
+    expect(disagrees(exchange(400, [violation(['request', 'body', 'name'])], 'POST'))).toBe(false);
+  });
+
+  it('fails on a served route the document lacks, not on a 404 or the documentation UI', () => {
+    const notFound = violation(['request'], 'Selected route not found', 'Warning');
+    expect(disagrees(exchange(200, [notFound], 'GET', '/hidden'))).toBe(true);
+    expect(disagrees(exchange(404, [notFound], 'GET', '/nope'))).toBe(false);
+    expect(disagrees(exchange(200, [notFound], 'GET', '/docs-json'))).toBe(false);
+    expect(disagrees(exchange(200, []))).toBe(false);
   });
 });
