@@ -7,13 +7,10 @@
 //
 //   node scripts/ci/openapi-lint.mjs
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cleanupOnExit } from '../lib/cleanup.mjs';
-import { freePorts } from '../lib/ports.mjs';
-import { SERVICE_ENTRY, startService, waitUntilReady } from '../lib/service-process.mjs';
+import { fetchServedDocument } from '../lib/openapi-document.mjs';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const redocly = path.join(root, 'node_modules', '.bin', 'redocly');
@@ -22,35 +19,8 @@ const documentFile = path.join('dist', 'openapi.json');
 
 const { cleanups, cleanup } = cleanupOnExit({ what: 'openapi-lint', log });
 
-/** The built service on free loopback ports, with a throwaway embedded database. */
-async function startWithEmbeddedDatabase() {
-  const [pgPort] = await freePorts(1);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'users-openapi-pg-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  // No DATABASE_URL, so the embedded database starts; nothing else from the caller's shell.
-  const service = await startService({
-    name: 'openapi-lint service',
-    env: {
-      NODE_ENV: 'development',
-      PG_PORT: String(pgPort),
-      PG_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      SHUTDOWN_DRAIN_MS: '0',
-    },
-  });
-  // SIGTERM lets the service stop its embedded PostgreSQL; SIGKILL only if it hangs.
-  cleanups.push(() => service.stop({ timeoutMs: 30_000 }));
-  await waitUntilReady(service, { timeoutMs: 120_000 });
-  return service.url;
-}
-
 async function main() {
-  if (!existsSync(SERVICE_ENTRY))
-    throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
-  const base = await startWithEmbeddedDatabase();
-  const response = await fetch(`${base}/docs-json`);
-  if (response.status !== 200) throw new Error(`GET /docs-json: ${response.status}`);
-  const document = await response.text();
+  const document = await fetchServedDocument({ cleanups, name: 'openapi-lint' });
   await cleanup();
 
   await writeFile(path.join(root, documentFile), document);

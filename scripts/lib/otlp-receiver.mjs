@@ -67,11 +67,12 @@ function plain(value = {}) {
 const attributes = (list = []) => Object.fromEntries(list.map((a) => [a.key, plain(a.value)]));
 
 /**
- * The spans of an ExportTraceServiceRequest, each with its resource's attributes.
+ * The spans of an ExportTraceServiceRequest in its OTLP/JSON form (ids in hex), each with its
+ * resource's attributes.
  * @param {TraceRequest} request
  * @returns {ReceivedSpan[]}
  */
-function flatten(request) {
+export function flatten(request) {
   const spans = [];
   for (const { resource, scopeSpans = [] } of request.resourceSpans ?? []) {
     const resourceAttributes = attributes(resource?.attributes);
@@ -91,6 +92,32 @@ function flatten(request) {
     }
   }
   return spans;
+}
+
+/**
+ * `waitFor(what, check, timeoutMs)`: polls until `check(spans)` returns a truthy value.
+ * @param {ReceivedSpan[]} spans
+ * @returns {OtlpReceiver['waitFor']}
+ */
+export function spanWaiter(spans) {
+  /**
+   * @template T
+   * @param {string} what
+   * @param {(spans: ReceivedSpan[]) => T | undefined | false | null} check
+   * @returns {Promise<T>}
+   */
+  return async (what, check, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = check(spans);
+      if (found) return found;
+      if (Date.now() > deadline) {
+        const names = spans.map((span) => span.name).join(', ') || 'none';
+        throw new Error(`timed out waiting for ${what} (spans received: ${names})`);
+      }
+      await sleep(25);
+    }
+  };
 }
 
 /**
@@ -137,25 +164,7 @@ export async function startOtlpReceiver() {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     stats,
-    /**
-     * Polls until `check(spans)` returns a truthy value, which it resolves with.
-     * @template T
-     * @param {string} what
-     * @param {(spans: ReceivedSpan[]) => T | undefined | false | null} check
-     * @returns {Promise<T>}
-     */
-    async waitFor(what, check, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = check(spans);
-        if (found) return found;
-        if (Date.now() > deadline) {
-          const names = spans.map((span) => span.name).join(', ') || 'none';
-          throw new Error(`timed out waiting for ${what} (spans received: ${names})`);
-        }
-        await sleep(25);
-      }
-    },
+    waitFor: spanWaiter(spans),
     close: () =>
       /** @type {Promise<void>} */ (
         new Promise((resolve) => {

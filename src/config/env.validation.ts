@@ -4,8 +4,13 @@ import { IsIn, IsInt, Matches, Max, Min, validateSync } from 'class-validator';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const BOOLEAN = ['true', 'false', '1', '0'] as const;
 const HTTP_URL = /^https?:\/\/\S+$/;
-/** The OTLP exporters installed: gRPC is not one of them. */
-const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** The OTLP exporters installed (the specification's three transports). */
+export const OTLP_PROTOCOLS = ['grpc', 'http/protobuf', 'http/json'] as const;
+/** The OTEL_PROPAGATORS values whose propagators are installed. */
+export const PROPAGATORS = ['tracecontext', 'baggage', 'b3', 'b3multi', 'jaeger', 'none'] as const;
+const PROPAGATOR_LIST = new RegExp(
+  `^\\s*(${PROPAGATORS.join('|')})(\\s*,\\s*(${PROPAGATORS.join('|')}))*\\s*$`,
+);
 /** The samplers the OpenTelemetry SDK builds from OTEL_TRACES_SAMPLER. */
 const TRACES_SAMPLERS = [
   'always_on',
@@ -173,6 +178,26 @@ export class EnvironmentVariables {
 
   @IsIn(OTLP_PROTOCOLS)
   OTEL_EXPORTER_OTLP_PROTOCOL: (typeof OTLP_PROTOCOLS)[number] = 'http/protobuf';
+
+  // The specification's per-signal override of the one above.
+  @IsIn(OTLP_PROTOCOLS)
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: (typeof OTLP_PROTOCOLS)[number];
+
+  // Read by the exporter itself, which would only log a warning and use its default for a bad
+  // value: checked here so a typo stops the boot instead.
+  @Transform(toInt)
+  @Min(1)
+  @Max(600_000)
+  @IsInt()
+  OTEL_EXPORTER_OTLP_TIMEOUT?: number;
+
+  @IsIn(['gzip', 'none'])
+  OTEL_EXPORTER_OTLP_COMPRESSION?: 'gzip' | 'none';
+
+  @Matches(PROPAGATOR_LIST, {
+    message: `OTEL_PROPAGATORS must be a comma-separated list of ${PROPAGATORS.join(', ')}`,
+  })
+  OTEL_PROPAGATORS = 'tracecontext,baggage';
 
   OTEL_SERVICE_NAME = 'users-service';
 

@@ -8,7 +8,7 @@ import {
   ApiResponse,
 } from '@nestjs/swagger';
 import { ERROR_KINDS } from '../common/errors.js';
-import { MAX_ID } from './parse-id.pipe.js';
+import { IDEMPOTENCY_KEY_PATTERN, ID_PATTERN, REQUEST_ID_PATTERN } from '../common/patterns.js';
 
 /** The body of every error response. */
 export class ErrorBodyDto {
@@ -75,12 +75,16 @@ export function ApiErrors(...statuses: (keyof typeof ERRORS)[]): MethodDecorator
   );
 }
 
-/** An id path parameter, as ParseIdPipe accepts it. */
+/**
+ * An id path parameter, as ParseIdPipe accepts it: a string of decimal digits, because `integer`
+ * would let a validator accept `01`, `+1` or ` 1` (it converts before it checks), which the
+ * service refuses.
+ */
 export function ApiIdParam(name = 'id', description = 'user id'): MethodDecorator {
   return ApiParam({
     name,
-    description: `${description}: a decimal positive 32-bit integer`,
-    schema: { type: 'integer', minimum: 1, maximum: MAX_ID },
+    description: `${description}: a decimal positive 32-bit integer (1 to 2147483647, no sign or leading zero)`,
+    schema: { type: 'string', pattern: ID_PATTERN.source, example: '7' },
   });
 }
 
@@ -90,7 +94,19 @@ export function ApiIdParam(name = 'id', description = 'user id'): MethodDecorato
  * says `type: number`, which lets clients generate floats.
  */
 export function ApiIdProperty(description: string, example: number): PropertyDecorator {
-  return ApiProperty({ type: 'integer', format: 'int32', minimum: 1, description, example });
+  return ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    readOnly: true,
+    description,
+    example,
+  });
+}
+
+/** A timestamp the service sets (createdAt, updatedAt): read-only, never accepted in a body. */
+export function ApiTimestampProperty(description: string): PropertyDecorator {
+  return ApiProperty({ type: 'string', format: 'date-time', readOnly: true, description });
 }
 
 /**
@@ -102,7 +118,7 @@ export const REQUEST_ID_HEADER = {
   header: {
     description:
       "the caller's x-request-id when it is 1 to 128 characters of [A-Za-z0-9._:-], else a new UUID; also in every log line of the request",
-    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source },
   },
 } as const;
 
@@ -154,6 +170,7 @@ export function ApiIdempotencyKey(): MethodDecorator {
   return ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
     description:
       '1 to 255 visible ASCII characters. A retry with the same key, path and body gets the stored answer (Idempotent-Replayed: true) and creates nothing; with another path or body: 422',
   });

@@ -1,5 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { applyContractRules } from './openapi.js';
+import path from 'node:path';
+import { addStaticFiles, applyContractRules, staticFiles } from './openapi.js';
+import { projectRoot } from '../project-root.js';
 
 const json = { schema: { $ref: '#/components/schemas/UpdateUserDto' } };
 
@@ -55,5 +57,45 @@ describe(applyContractRules.name, () => {
       'application/merge-patch+json': json,
     });
     expect(content('put')).toEqual({ 'application/json': json });
+  });
+});
+
+describe(addStaticFiles.name, () => {
+  it('documents each file of public/ as a public GET with its content type, 304 and 404', () => {
+    expect(staticFiles(path.join(projectRoot(), 'public'))).toContain('/logo.png');
+    const document = addStaticFiles(documentWith({}), ['/logo.png', '/notes.bin']);
+    const logo = document.paths['/logo.png'].get!;
+    expect(logo.security).toEqual([]);
+    expect(Object.keys(logo.responses).sort()).toEqual(['200', '304', '404']);
+    expect(Object.keys((logo.responses['200'] as { content: object }).content)).toEqual([
+      'image/png',
+    ]);
+    expect(
+      Object.keys(
+        (document.paths['/notes.bin'].get!.responses['200'] as { content: object }).content,
+      ),
+    ).toEqual(['application/octet-stream']);
+  });
+});
+
+describe('request bodies', () => {
+  it('refuse undeclared fields: additionalProperties false on each schema a body references', () => {
+    const document = applyContractRules({
+      ...documentWith({
+        '/users': {
+          post: {
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/A' } } },
+            },
+            responses: {},
+          },
+        },
+      }),
+      components: { schemas: { A: { type: 'object' }, Response: { type: 'object' } } },
+    });
+    expect(document.components?.schemas).toEqual({
+      A: { type: 'object', additionalProperties: false },
+      Response: { type: 'object' },
+    });
   });
 });

@@ -1,13 +1,9 @@
 import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
-
-export const MAX_ID = 2_147_483_647;
-const DECIMAL_ID = /^[1-9][0-9]{0,9}$/;
+import { ID_PATTERN } from '../common/patterns.js';
 
 /** A path id is a decimal positive 32-bit integer; returns undefined for anything else. */
 export function parseId(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !DECIMAL_ID.test(value)) return undefined;
-  const id = Number(value);
-  return id <= MAX_ID ? id : undefined;
+  return typeof value === 'string' && ID_PATTERN.test(value) ? Number(value) : undefined;
 }
 
 /**

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { errorKindOf } from '../common/errors.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../common/patterns.js';
 import { AppConfig } from '../config/app-config.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { toHttpError } from '../http/all-exceptions.filter.js';
@@ -20,13 +21,12 @@ import { ApiIdempotencyKey } from '../http/openapi.decorators.js';
 import type { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyKeysRepository, type StoredOutcome } from './idempotency-keys.repository.js';
 
-/** 1 to 255 characters of visible ASCII (a repeated header arrives joined by ", ": refused). */
-const KEY = /^[\x21-\x7e]{1,255}$/;
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** 1 to 255 characters of visible ASCII (a repeated header arrives joined by ", ": refused). */
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !KEY.test(value)) {
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
     throw new BadRequestException('Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
   return value;

@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateBy, type ValidationArguments } from 'class-validator';
+import { CURSOR_PATTERN, decimalRange, sortPattern } from '../common/patterns.js';
 
 export const MAX_PAGE = 1_000_000;
 export const MAX_LIMIT = 100;
@@ -13,10 +14,6 @@ export interface SortKey<F extends string = string> {
   field: F;
   direction: SortDirection;
 }
-
-const DIGITS = /^[1-9][0-9]{0,9}$/;
-/** What a cursor this service issued is made of: base64url and a dot. */
-const CURSOR_CHARACTERS = /^[A-Za-z0-9_.-]{0,1024}$/;
 
 const repeated = (name: string) => `query parameter ${name} must be given at most once`;
 
@@ -46,20 +43,22 @@ export function parseSort<F extends string>(
 
 /**
  * A query parameter given as decimal digits (no sign, no leading zero, no exponent) between 1 and
- * `max`. Express turns a repeated parameter into an array, which is refused as such.
+ * `max`. Express turns a repeated parameter into an array, which is refused as such. Documented
+ * as a string with the exact pattern: as `integer`, a validator would convert `01` or `+5` first
+ * and accept them.
  */
 function QueryInteger(max: number, description: string, fallback?: number): PropertyDecorator {
+  const digits = decimalRange(max);
   return applyDecorators(
     ApiPropertyOptional({
-      type: 'integer',
-      minimum: 1,
-      maximum: max,
-      default: fallback,
-      description,
+      type: 'string',
+      pattern: digits.source,
+      default: fallback === undefined ? undefined : String(fallback),
+      description: `${description}: an integer from 1 to ${max}, in decimal digits without sign or leading zero`,
     }),
     // Converted only when well-formed; anything else stays as sent, for the validator to refuse.
     Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' && DIGITS.test(value) ? Number(value) : value,
+      typeof value === 'string' && digits.test(value) ? Number(value) : value,
     ),
     ValidateBy({
       name: 'queryInteger',
@@ -95,7 +94,8 @@ export function QuerySort(fields: readonly string[]): PropertyDecorator {
   return applyDecorators(
     ApiPropertyOptional({
       type: 'string',
-      description: `comma-separated fields from ${fields.join(', ')}; a leading - sorts descending; ties are broken by id ascending`,
+      pattern: sortPattern(fields).source,
+      description: `comma-separated fields from ${fields.join(', ')}, none named twice; a leading - sorts descending; ties are broken by id ascending`,
       example: fields.includes('createdAt') ? '-createdAt' : fields[0],
     }),
     Transform(({ value }: { value: unknown }) => {
@@ -133,15 +133,16 @@ export abstract class ListQueryDto<F extends string = string> {
 
   @ApiPropertyOptional({
     type: 'string',
+    pattern: CURSOR_PATTERN.source,
     description:
-      'cursor mode: empty for the first page, then the token of the `rel="next"` link; not with page',
+      'cursor mode: empty for the first page, then the token of the `rel="next"` link as it is (an altered token is a 400); not with page',
   })
   @ValidateBy({
     name: 'queryCursor',
     validator: {
       validate: (value: unknown, { object }: ValidationArguments) =>
         typeof value === 'string' &&
-        CURSOR_CHARACTERS.test(value) &&
+        CURSOR_PATTERN.test(value) &&
         (object as ListQueryDto).page === undefined,
       defaultMessage: ({ value, object }: ValidationArguments) => {
         if (Array.isArray(value)) return repeated('cursor');

@@ -1,6 +1,7 @@
 import { context, isSpanContextValid, type Span, trace } from '@opentelemetry/api';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
-import type { EnvironmentVariables } from '../config/env.validation.js';
+import type { TextMapPropagator } from '@opentelemetry/api';
+import type { EnvironmentVariables, PROPAGATORS } from '../config/env.validation.js';
 import { routeOf } from './route.js';
 
 /** What src/telemetry.ts decided from the OTEL_* variables. */
@@ -10,18 +11,29 @@ export interface TracingSettings {
   description: string;
   serviceName: string;
   protocol: EnvironmentVariables['OTEL_EXPORTER_OTLP_PROTOCOL'];
+  /** OTEL_PROPAGATORS, in order, without repeats; empty for `none`. */
+  propagators: Exclude<Propagator, 'none'>[];
 }
+
+type Propagator = (typeof PROPAGATORS)[number];
 
 /**
  * On when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true (the specification's rule).
- * The exporter reads the endpoint, headers and timeouts from the environment itself.
+ * The exporter reads the endpoint, headers, timeout, compression and certificates from the
+ * environment itself; the protocol picks the exporter, so it is decided here.
  */
 export function tracingSettings(env: EnvironmentVariables): TracingSettings {
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  // OTLP/HTTP appends the signal's path to the base endpoint; gRPC uses it as it is (host:port).
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const endpoint =
     env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-    (env.OTEL_EXPORTER_OTLP_ENDPOINT &&
-      `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
-  const common = { serviceName: env.OTEL_SERVICE_NAME, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL };
+    (base && (protocol === 'grpc' ? base : `${base}/v1/traces`));
+  // Validated at boot: every item is one of PROPAGATORS.
+  const names = env.OTEL_PROPAGATORS.split(',').map((name) => name.trim()) as Propagator[];
+  // `none` alone means no propagation; listed with others it adds nothing.
+  const propagators = [...new Set(names)].filter((name) => name !== 'none');
+  const common = { serviceName: env.OTEL_SERVICE_NAME, protocol, propagators };
   if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true')
     return { ...common, enabled: false, description: 'off (OTEL_SDK_DISABLED=true)' };
   if (!endpoint)
@@ -29,7 +41,7 @@ export function tracingSettings(env: EnvironmentVariables): TracingSettings {
   return {
     ...common,
     enabled: true,
-    description: `on, OTLP ${env.OTEL_EXPORTER_OTLP_PROTOCOL} to ${endpoint} (sampler ${env.OTEL_TRACES_SAMPLER})`,
+    description: `on, OTLP ${protocol} to ${endpoint} (sampler ${env.OTEL_TRACES_SAMPLER}, propagators ${propagators.join(',') || 'none'})`,
   };
 }
 
@@ -65,17 +77,15 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
 
-  const [sdk, resources, core, instrumentation, http, pg, grpc, otlp] = await Promise.all([
+  const [sdk, resources, instrumentation, http, pg, grpc, otlp, propagator] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/resources'),
-    import('@opentelemetry/core'),
     import('@opentelemetry/instrumentation'),
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-grpc'),
-    settings.protocol === 'http/json'
-      ? import('@opentelemetry/exporter-trace-otlp-http')
-      : import('@opentelemetry/exporter-trace-otlp-proto'),
+    EXPORTERS[settings.protocol](),
+    createPropagator(settings.propagators),
   ]);
   const tracerProvider = new sdk.NodeTracerProvider({
     // OTEL_RESOURCE_ATTRIBUTES, then our service name (OTEL_SERVICE_NAME or its default).
@@ -86,11 +96,7 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
     // Sampler: OTEL_TRACES_SAMPLER(_ARG); batching: OTEL_BSP_*; both read by the SDK.
     spanProcessors: [new sdk.BatchSpanProcessor(new otlp.OTLPTraceExporter())],
   });
-  tracerProvider.register({
-    propagator: new core.CompositePropagator({
-      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
-    }),
-  });
+  tracerProvider.register({ propagator });
   instrumentation.registerInstrumentations({
     tracerProvider,
     instrumentations: [
@@ -108,6 +114,39 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
   });
   await waitForAllMessagesAcknowledged();
   provider = tracerProvider;
+}
+
+/**
+ * The exporter module of each OTLP protocol. The gRPC exporter's own calls are not traced: the
+ * batch span processor exports with tracing suppressed, so the gRPC instrumentation skips them.
+ */
+const EXPORTERS = {
+  grpc: () => import('@opentelemetry/exporter-trace-otlp-grpc'),
+  'http/protobuf': () => import('@opentelemetry/exporter-trace-otlp-proto'),
+  'http/json': () => import('@opentelemetry/exporter-trace-otlp-http'),
+} as const satisfies Record<TracingSettings['protocol'], () => Promise<unknown>>;
+
+/**
+ * The propagators OTEL_PROPAGATORS names, composed in its order (extraction: the last one that
+ * finds a context wins; injection: all of them). B3 extraction reads both the single `b3` header
+ * and the multi-header `X-B3-*` form; the two names differ only in what they inject.
+ */
+export async function createPropagator(
+  names: TracingSettings['propagators'],
+): Promise<TextMapPropagator> {
+  const [core, b3, jaeger] = await Promise.all([
+    import('@opentelemetry/core'),
+    import('@opentelemetry/propagator-b3'),
+    import('@opentelemetry/propagator-jaeger'),
+  ]);
+  const create = {
+    tracecontext: () => new core.W3CTraceContextPropagator(),
+    baggage: () => new core.W3CBaggagePropagator(),
+    b3: () => new b3.B3Propagator({ injectEncoding: b3.B3InjectEncoding.SINGLE_HEADER }),
+    b3multi: () => new b3.B3Propagator({ injectEncoding: b3.B3InjectEncoding.MULTI_HEADER }),
+    jaeger: () => new jaeger.JaegerPropagator(),
+  };
+  return new core.CompositePropagator({ propagators: names.map((name) => create[name]()) });
 }
 
 /**

@@ -76,7 +76,7 @@ describe.each(overlayCases)(
               'observability',
           ),
         );
-        expect(ports(collector)).toEqual([4318]);
+        expect(ports(collector)).toEqual([4317, 4318]);
       });
     });
 

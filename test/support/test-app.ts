@@ -13,6 +13,8 @@ import { validateEnv } from '../../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../../src/observability/logging.js';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
+import { appendFileSync } from 'node:fs';
+import { describeDisagreements, observedAgent, startOpenApiProxy } from './openapi-proxy.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Shared with bench/ and scripts/; re-exported for the specs that import them from here.
@@ -80,14 +82,31 @@ export async function createTestApp(
   }
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  // TEST_OPENAPI_PROXY=1: http() goes through Prism, checking each exchange against openapi.json.
+  const proxy = process.env.TEST_OPENAPI_PROXY === '1' ? await startOpenApiProxy(url) : undefined;
   return {
     app,
     config,
     dataSource: app.get(DataSource),
-    http: () => request(url),
+    http: proxy ? () => observedAgent(request(proxy.url), proxy, url) : () => request(url),
     url,
     grpcAddress: `127.0.0.1:${grpcPort}`,
-    close: () => app.close(),
+    close: async () => {
+      await app.close();
+      if (!proxy) return;
+      await proxy.close();
+      const report = process.env.TEST_OPENAPI_PROXY_REPORT;
+      if (report) {
+        for (const exchange of proxy.exchanges)
+          appendFileSync(report, `${JSON.stringify(exchange)}\n`);
+      }
+      const disagreements = proxy.disagreements();
+      if (disagreements.length > 0) {
+        throw new Error(
+          `openapi.json and the service disagree on ${disagreements.length} exchange(s):\n${describeDisagreements(disagreements)}`,
+        );
+      }
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { tagged } from '../../http/etag.js';
-import { ApiIdProperty } from '../../http/openapi.decorators.js';
+import { ApiIdProperty, ApiTimestampProperty } from '../../http/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
 /** A post as the HTTP API returns it, carrying its ETag for the ETag interceptor (not in the JSON). */
@@ -17,10 +17,10 @@ export class PostResponseDto {
   @ApiProperty({ example: '' })
   body: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service when created')
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service on every change')
   updatedAt: string;
 
   static from(post: Post): PostResponseDto {

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
+import { NAME_PATTERN, ROLE_PATTERN } from '../../common/patterns.js';
 import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../http/validators.js';
 
-export const ROLE_PATTERN = /^[a-z0-9_-]{1,32}$/;
 export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and -';
 
 /**
@@ -10,7 +10,11 @@ export const ROLE_MESSAGE = 'role must be 1 to 32 characters of a-z, 0-9, _ and 
  * clears it and an absent role resets it to the default).
  */
 export class CreateUserDto {
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Ada Lovelace', description: 'trimmed' })
+  @ApiProperty({
+    pattern: NAME_PATTERN.source,
+    example: 'Ada Lovelace',
+    description: '1 to 100 characters once trimmed (stored trimmed); no NUL',
+  })
   @IsText(1, 100, { trim: true })
   name: string;
 
@@ -19,6 +23,7 @@ export class CreateUserDto {
     type: String,
     nullable: true,
     format: 'email',
+    minLength: 1,
     maxLength: 254,
     example: 'ada@example.com',
     description: 'unique ignoring case; null or absent: none',

@@ -1,5 +1,6 @@
 import { ListQueryDto, QueryFilter, QuerySort, type SortKey } from '../../lists/list-query.dto.js';
-import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
+import { ROLE_PATTERN } from '../../common/patterns.js';
+import { ROLE_MESSAGE } from './create-user.dto.js';
 
 export const USER_SORT_FIELDS = ['id', 'name', 'email', 'role', 'createdAt', 'updatedAt'] as const;
 export type UserSortField = (typeof USER_SORT_FIELDS)[number];

@@ -1,11 +1,16 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
+import { NAME_PATTERN, ROLE_PATTERN } from '../../common/patterns.js';
 import { CodePointLength, IsEmailAddress, IsOmittable, IsText } from '../../http/validators.js';
-import { ROLE_MESSAGE, ROLE_PATTERN } from './create-user.dto.js';
+import { ROLE_MESSAGE } from './create-user.dto.js';
 
 /** The body of PATCH /users/:id: only the sent fields change; `"email": null` clears the email. */
 export class UpdateUserDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'Ada Lovelace' })
+  @ApiPropertyOptional({
+    pattern: NAME_PATTERN.source,
+    example: 'Ada Lovelace',
+    description: '1 to 100 characters once trimmed (stored trimmed); no NUL',
+  })
   @IsOmittable()
   @IsText(1, 100, { trim: true })
   name?: string;
@@ -14,6 +19,7 @@ export class UpdateUserDto {
     type: String,
     nullable: true,
     format: 'email',
+    minLength: 1,
     maxLength: 254,
     description: 'null clears the email',
   })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { tagged } from '../../http/etag.js';
-import { ApiIdProperty } from '../../http/openapi.decorators.js';
+import { ApiIdProperty, ApiTimestampProperty } from '../../http/openapi.decorators.js';
 import type { User } from '../user.entity.js';
 
 /**
@@ -20,10 +20,10 @@ export class UserResponseDto {
   @ApiProperty({ example: 'member' })
   role: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service when created')
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiTimestampProperty('set by the service on every change')
   updatedAt: string;
 
   static from(user: User): UserResponseDto {
