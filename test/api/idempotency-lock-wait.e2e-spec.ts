@@ -27,13 +27,14 @@ describe('idempotent creates: the key wait bounds only the key (e2e)', () => {
     await t.close();
   });
 
-  /** Service backends waiting on a lock for longer than the key's bound, twice over. */
+  /** Service backends waiting on a lock for longer than the key's bound, twice over (the clock,
+   * not now(): this connection's transaction fixed now() at its BEGIN). */
   const waitingPastTheBound = async () =>
     (
       await blocker.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
          WHERE application_name = 'users-service' AND wait_event_type = 'Lock'
-           AND now() - query_start > make_interval(secs => $1)`,
+           AND clock_timestamp() - query_start > make_interval(secs => $1)`,
         [(2 * WAIT_MS) / 1000],
       )
     ).rows[0].n;
