@@ -10,6 +10,7 @@ import { configureApp, grpcOptions } from '../src/app.setup.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { validateEnv } from '../src/config/env.validation.js';
 import { ROOT_LOGGER } from '../src/observability/logging.js';
+import { MetricsServer } from '../src/observability/metrics-server.js';
 import { freePort } from '../scripts/lib/ports.mjs';
 import { TcpProxy } from './tcp-proxy.js';
 
@@ -25,6 +26,8 @@ export interface TestApp {
   /** supertest agent bound to the app's 127.0.0.1 URL */
   http: () => ReturnType<typeof request>;
   url: string;
+  /** Prometheus metrics, on their own port (never on `url`). */
+  metricsUrl: string;
   grpcAddress: string;
   close(): Promise<void>;
 }
@@ -51,6 +54,7 @@ export async function createTestApp(
     DB_RETRY_ATTEMPTS: '0',
     API_KEYS: TEST_API_KEYS.join(','),
     GRPC_PORT: String(grpcPort),
+    METRICS_PORT: '0',
     SHUTDOWN_DRAIN_MS: '0',
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOGS ? 'debug' : 'silent',
@@ -84,6 +88,7 @@ export async function createTestApp(
     dataSource: app.get(DataSource),
     http: () => request(url),
     url,
+    metricsUrl: `http://127.0.0.1:${app.get(MetricsServer).port}/metrics`,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     close: () => app.close(),
   };

@@ -14,8 +14,11 @@ export interface ServiceProcess {
   pid: number;
   port: number;
   grpcPort: number;
+  metricsPort: number;
   /** http://127.0.0.1:PORT */
   url: string;
+  /** http://127.0.0.1:METRICS_PORT/metrics: Prometheus metrics are not on the API port. */
+  metricsUrl: string;
   /** 127.0.0.1:GRPC_PORT */
   grpcAddress: string;
   output(): string;

@@ -34,7 +34,7 @@ export function buildService({ stdio = 'ignore' } = {}) {
 
 /**
  * Spawns `node [nodeFlags] entry` (the service unless `entry` names another server, such as a
- * benchmark baseline; the service also gets `--import` TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
+ * benchmark baseline; the service also gets `--import` TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT`, `GRPC_PORT` and `METRICS_PORT`, plus `env`; nothing
  * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
  * full pipe would block the process's logging); `output()` is what they carried, its last
  * `keepChars` characters (all of it by default: tests assert on it). Does not wait for readiness
@@ -47,8 +47,8 @@ export async function startService({
   keepChars = Infinity,
   name = 'service',
 } = {}) {
-  // Reserved together so the two can never be the same port.
-  const [port, grpcPort] = await freePorts(2);
+  // Reserved together so no two can be the same port.
+  const [port, grpcPort, metricsPort] = await freePorts(3);
   const preload = entry === SERVICE_ENTRY ? ['--import', pathToFileURL(TELEMETRY_ENTRY).href] : [];
   const child = spawn(process.execPath, [...preload, ...nodeFlags, entry], {
     cwd: ROOT,
@@ -59,6 +59,7 @@ export async function startService({
       HOST: '127.0.0.1',
       PORT: String(port),
       GRPC_PORT: String(grpcPort),
+      METRICS_PORT: String(metricsPort),
       ...env,
     },
   });
@@ -87,7 +88,9 @@ export async function startService({
     pid: child.pid,
     port,
     grpcPort,
+    metricsPort,
     url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     output,
     exited,

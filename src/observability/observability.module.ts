@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
 import { GrpcObservabilityInterceptor } from './grpc-observability.interceptor.js';
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
-import { MetricsController } from './metrics.controller.js';
+import { MetricsServer } from './metrics-server.js';
 import { MetricsService } from './metrics.service.js';
 import { shutdownTracing, tracingStatus } from './tracing.js';
 
@@ -39,7 +39,8 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics.
+ * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics
+ * (served on METRICS_PORT by MetricsServer).
  * The HTTP request logger is mounted by configureApp, before the body parser.
  */
 @Global()
@@ -53,8 +54,13 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
       useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
     }),
   ],
-  controllers: [MetricsController],
-  providers: [rootLogger, MetricsService, GrpcObservabilityInterceptor, TracingLifecycle],
-  exports: [ROOT_LOGGER, MetricsService, GrpcObservabilityInterceptor],
+  providers: [
+    rootLogger,
+    MetricsService,
+    MetricsServer,
+    GrpcObservabilityInterceptor,
+    TracingLifecycle,
+  ],
+  exports: [ROOT_LOGGER, MetricsService, MetricsServer, GrpcObservabilityInterceptor],
 })
 export class ObservabilityModule {}
