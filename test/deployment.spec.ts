@@ -19,7 +19,6 @@ import path from 'node:path';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
 import { EnvironmentVariables, validateEnv } from '../src/config/env.validation.js';
-import { MetricsController } from '../src/observability/metrics.controller.js';
 import { HealthController } from '../src/utility/health.controller.js';
 import {
   type K8sObject,
@@ -392,6 +391,9 @@ function effectiveNumber(
 
 const defaultPort = envDefaults.PORT;
 const defaultGrpcPort = envDefaults.GRPC_PORT;
+const defaultMetricsPort = envDefaults.METRICS_PORT;
+/** The namespace label that grants access to the API ports (networkpolicy.yaml). */
+const CLIENT_NAMESPACE_LABEL = 'users-service/client';
 
 function containerPort(spec: IContainer, name: string): number | undefined {
   return spec.ports?.find((port) => port.name === name)?.containerPort;
@@ -1004,6 +1006,13 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         expect(() => validateEnv(env)).not.toThrow();
         expect(cmData.NODE_ENV).toBe('production');
         expect(cmData.MIGRATE_ON_BOOT).toBe('false');
+        // Production authenticates callers itself unless a mesh is said to (AUTH_MODE=none).
+        expect(cmData.AUTH_MODE ?? 'jwt').toBe('jwt');
+        expect([cmData.AUTH_JWKS_URL, cmData.AUTH_ISSUER, cmData.AUTH_AUDIENCE]).toEqual([
+          expect.stringMatching(/^https:\/\//),
+          expect.stringMatching(/^https:\/\//),
+          expect.any(String),
+        ]);
         expect(Number(cmData.PORT)).toBe(Number(envExample.get('PORT')));
         expect(Number(cmData.GRPC_PORT)).toBe(Number(envExample.get('GRPC_PORT')));
       });
@@ -1059,10 +1068,12 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         }
       });
 
-      it('names the container ports http and grpc, on the configured ports', () => {
+      it('names the container ports http, grpc and metrics, on the configured ports', () => {
         expect(podSpec.containers).toHaveLength(1);
         expect(containerPort(container, 'http')).toBe(defaultPort);
         expect(containerPort(container, 'grpc')).toBe(defaultGrpcPort);
+        expect(containerPort(container, 'metrics')).toBe(defaultMetricsPort);
+        expect(containerPort(container, 'metrics')).toBe(Number(cmData.METRICS_PORT));
         expect(containerPort(container, 'http')).toBe(Number(cmData.PORT));
         expect(containerPort(container, 'grpc')).toBe(Number(cmData.GRPC_PORT));
       });
@@ -1220,7 +1231,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         );
       });
 
-      it('exposes http on 80 and grpc on 5000 to the named container ports, with appProtocol', () => {
+      it('exposes http on 80, grpc on 5000 and metrics on METRICS_PORT to the named container ports', () => {
         const ports = (service.spec?.ports ?? []).map((port) => ({
           name: port.name,
           port: port.port,
@@ -1230,6 +1241,7 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         expect(ports).toEqual([
           { name: 'http', port: 80, targetPort: 'http', appProtocol: 'http' },
           { name: 'grpc', port: defaultGrpcPort, targetPort: 'grpc', appProtocol: 'grpc' },
+          { name: 'metrics', port: defaultMetricsPort, targetPort: 'metrics', appProtocol: 'http' },
         ]);
         for (const { targetPort } of ports) {
           expect(containerPort(container, String(targetPort))).toBeDefined();
@@ -1249,17 +1261,44 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
         }
       });
 
-      it('admits only the HTTP and gRPC ports', () => {
+      it('admits only the HTTP, gRPC and metrics ports', () => {
         for (const rule of spec.ingress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         expect([...new Set(ports(spec.ingress))].sort()).toEqual(
-          [containerPort(container, 'http'), containerPort(container, 'grpc')].sort(),
+          [
+            containerPort(container, 'http'),
+            containerPort(container, 'grpc'),
+            containerPort(container, 'metrics'),
+          ].sort(),
         );
       });
 
-      it('lets out only PostgreSQL and DNS, and the mesh control plane and collector by namespace', () => {
+      it('admits the API ports only from namespaces labelled as clients, metrics only from monitoring', () => {
+        const api = [containerPort(container, 'http'), containerPort(container, 'grpc')];
+        const metricsPort = containerPort(container, 'metrics');
+        for (const rule of spec.ingress ?? []) {
+          const rulePorts = ports([rule]);
+          expect(rule.from?.length).toBeGreaterThan(0);
+          for (const peer of rule.from ?? []) {
+            expect(peer.ipBlock).toBeUndefined();
+            const labels = peer.namespaceSelector?.matchLabels ?? {};
+            if (rulePorts.some((port) => api.includes(port))) {
+              // No rule opens the API ports to every namespace.
+              expect(labels[CLIENT_NAMESPACE_LABEL]).toBe('true');
+              expect(rulePorts).not.toContain(metricsPort);
+            } else {
+              expect(rulePorts).toEqual([metricsPort]);
+              expect(labels['kubernetes.io/metadata.name']).toBe('monitoring');
+            }
+          }
+        }
+      });
+
+      it('lets out only PostgreSQL, DNS and HTTPS (the key set), and the mesh control plane and collector by namespace', () => {
         for (const rule of spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         const anywhere = (spec.egress ?? []).filter((rule) => rule.to === undefined);
-        expect([...new Set(ports(anywhere))].sort()).toEqual([53, 5432]);
+        expect([...new Set(ports(anywhere))].sort((a, b) => a - b)).toEqual([53, 443, 5432]);
+        expect(new URL(cmData.AUTH_JWKS_URL).protocol).toBe('https:');
+        expect(Number(new URL(cmData.AUTH_JWKS_URL).port || 443)).toBe(443);
         expect(ports(anywhere)).toContain(Number(new URL(secretData.DATABASE_URL).port));
         for (const rule of (spec.egress ?? []).filter((r) => r.to !== undefined)) {
           for (const peer of rule.to!) {
@@ -1322,26 +1361,25 @@ describe.each(overlays.map((o) => [o.overlay, o] as const))(
 
       // Declared only where there is one: the dev overlay has none.
       if (manifests.serviceMonitors.length > 0) {
-        it('scrapes the metrics route on the Service http port', () => {
+        it('scrapes /metrics on the Service metrics port, never the API port', () => {
           for (const monitor of manifests.serviceMonitors) {
             expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
             expect(labelsMatch(monitor.spec.selector?.matchLabels, service.metadata?.labels)).toBe(
               true,
             );
-            const metricsPath = getRoute(MetricsController, MetricsController.prototype.metrics);
             const servicePorts = (service.spec?.ports ?? []).map((port) => port.name);
             expect(monitor.spec.endpoints?.length).toBeGreaterThan(0);
             for (const endpoint of monitor.spec.endpoints ?? []) {
-              expect(endpoint.port).toBe('http');
+              expect(endpoint.port).toBe('metrics');
               expect(servicePorts).toContain(endpoint.port);
-              expect(endpoint.path).toBe(metricsPath);
+              expect(endpoint.path).toBe('/metrics');
               expect(endpoint.interval).toMatch(/^\d+[smh]$/);
             }
             // The NetworkPolicy lets the scrape in.
             const ingressPorts = (networkPolicy.spec?.ingress ?? []).flatMap((rule) =>
               (rule.ports ?? []).map((p) => Number(p.port)),
             );
-            expect(ingressPorts).toContain(containerPort(container, 'http'));
+            expect(ingressPorts).toContain(containerPort(container, 'metrics'));
           }
         });
       }

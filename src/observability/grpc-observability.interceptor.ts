@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
 import { toGrpcError } from '../common/grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
+import { callerOf } from './caller.js';
 import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
 import { activeSpan } from './tracing.js';
@@ -58,6 +59,7 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
         requestId,
         grpc: { method: `${service}/${method}`, code: codeName },
         durationMs: Math.round(durationMs * 1000) / 1000,
+        auth: typeof call === 'object' && call !== null ? callerOf(call) : undefined,
       };
       const message = `gRPC ${service}/${method} ${codeName}`;
       if (code === status.INTERNAL || code === status.UNKNOWN)

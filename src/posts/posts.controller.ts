@@ -12,6 +12,7 @@ import {
 } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { RequiredScope } from '../auth/auth.decorators.js';
 import { conditionalGet, etagOf } from '../common/etag.js';
 import {
   ApiConditionalGet,
@@ -39,6 +40,7 @@ export class PostsController {
   ) {}
 
   @Get()
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'List the posts of a user' })
   @ApiIdParam()
   @ApiOkResponse({ type: [PostResponseDto], headers: PAGE_HEADERS })
@@ -55,6 +57,7 @@ export class PostsController {
   }
 
   @Get(':postId')
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'Get one post of a user' })
   @ApiIdParam()
   @ApiIdParam('postId', 'post id')
@@ -71,6 +74,7 @@ export class PostsController {
   }
 
   @Post()
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Create a post for a user' })
   @ApiIdParam()
   @ApiIdempotencyKey()

@@ -22,6 +22,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { RequiredScope } from '../auth/auth.decorators.js';
 import { conditionalGet, etagOf, parseIfMatch } from '../common/etag.js';
 import {
   ApiConditionalGet,
@@ -53,6 +54,7 @@ export class UsersController {
   ) {}
 
   @Get()
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'List users (page numbers or a cursor walk)' })
   @ApiOkResponse({ type: [UserResponseDto], headers: PAGE_HEADERS })
   @ApiErrors(400, 503)
@@ -67,6 +69,7 @@ export class UsersController {
   }
 
   @Get(':id')
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'Get a user' })
   @ApiIdParam()
   @ApiConditionalGet(UserResponseDto)
@@ -81,6 +84,7 @@ export class UsersController {
   }
 
   @Post()
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Create a user' })
   @ApiIdempotencyKey()
   @ApiCreatedResponse({ type: UserResponseDto, headers: CREATED_HEADERS })
@@ -102,6 +106,7 @@ export class UsersController {
   }
 
   @Put(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Replace a user' })
   @ApiIdParam()
   @ApiIfMatch()
@@ -121,6 +126,7 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Update some fields of a user' })
   @ApiIdParam()
   @ApiIfMatch()
@@ -140,6 +146,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Delete a user and their posts' })
   @ApiIdParam()
   @ApiIfMatch()

@@ -1,7 +1,14 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
+import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { isConnectionLost } from '../common/database-errors.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
@@ -13,6 +20,8 @@ export interface Readiness {
   ok: boolean;
   database: 'up' | 'down';
   shuttingDown: boolean;
+  /** Present while authentication is on and no signing key set has been fetched yet. */
+  keys?: 'not fetched';
 }
 
 /**
@@ -30,7 +39,11 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private lastDatabaseUp?: boolean;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    // With authentication on, an instance that cannot verify tokens yet is not ready either.
+    @Optional() private readonly tokens?: TokenVerifierService,
+  ) {}
 
   onModuleInit(): void {
     void this.refreshGrpcHealth();
@@ -92,8 +105,10 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
 
   async readiness(): Promise<Readiness> {
     const up = !this.shuttingDown && (await this.databaseUp());
+    const keys = this.tokens?.ready ?? true;
     return {
-      ok: up,
+      ok: up && keys,
+      ...(!keys && { keys: 'not fetched' as const }),
       database: up ? 'up' : 'down',
       shuttingDown: this.shuttingDown,
     };
@@ -108,7 +123,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
       }
       this.lastDatabaseUp = up;
     }
-    this.setGrpcStatus(up ? 'SERVING' : 'NOT_SERVING');
+    this.setGrpcStatus(up && (this.tokens?.ready ?? true) ? 'SERVING' : 'NOT_SERVING');
   }
 
   private setGrpcStatus(status: 'SERVING' | 'NOT_SERVING'): void {
