@@ -76,6 +76,26 @@ describe('routes with authentication on (e2e)', () => {
     await t.http().get('/nowhere').expect(404);
   });
 
+  it("declares the bearer scheme, each operation's scope and its 401/403 in /docs-json", async () => {
+    const { body: doc } = await t.http().get('/docs-json').expect(200);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const operation = (path: string, method: string) => doc.paths[path][method];
+    for (const [path, method, scope] of [
+      ['/users', 'get', 'users:read'],
+      ['/users', 'post', 'users:write'],
+      ['/users/{id}', 'delete', 'users:write'],
+      ['/users/{id}/posts/{postId}', 'get', 'users:read'],
+    ]) {
+      expect(operation(path, method)).toMatchObject({
+        security: [{ bearer: [] }],
+        'x-required-scopes': [scope],
+        responses: { '401': expect.any(Object), '403': expect.any(Object) },
+      });
+    }
+    expect(operation('/echo', 'post').security).toEqual([{ bearer: [] }]);
+    expect(operation('/health', 'get').security).toEqual([]);
+  });
+
   it('answers 401 before anything else is checked: no 404 or 400 tells whether a resource exists', async () => {
     for (const path of ['/users/999999', '/users/abc', '/users/1/posts/2', '/users?page=0']) {
       const response = await t.http().get(path).expect(401);
