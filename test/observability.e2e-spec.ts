@@ -162,6 +162,8 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(Object.keys(create.responses).sort()).toEqual([
       '201',
       '400',
+      '401',
+      '403',
       '409',
       '413',
       '415',
