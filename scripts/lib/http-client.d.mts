@@ -3,7 +3,8 @@ import type { Agent, IncomingHttpHeaders } from 'node:http';
 export interface SendOptions {
   method?: string;
   path?: string;
-  headers?: Record<string, string>;
+  /** A list sends the header once per value (two Authorization headers, for instance). */
+  headers?: Record<string, string | string[]>;
   /** An array is written piece by piece (one chunk each when `chunked`). */
   body?: string | Buffer | (string | Buffer)[];
   /** Send the body with Transfer-Encoding: chunked instead of a Content-Length. */
