@@ -162,10 +162,7 @@ describe('routes with authentication on (e2e)', () => {
       .expect(200);
     await t.http().get('/users').set('x-request-id', 'nobody-called').expect(401);
     const line = (id: string) => log.lines().find((entry) => entry.requestId === id);
-    await eventually(
-      'the request lines',
-      async () => !!line('who-called') && !!line('nobody-called'),
-    );
+    await eventually('the request lines', () => !!line('who-called') && !!line('nobody-called'));
     expect(line('who-called')).toMatchObject({ auth: { sub: 'alice', clientId: 'shop-frontend' } });
     expect(line('nobody-called')).toMatchObject({
       auth: { rejected: 'missing' },
@@ -200,7 +197,7 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
     jwks = await new JwksServer([key]).start();
     jwks.down = true;
     t = await createTestApp({ env: authEnv(jwks) });
-    await eventually('a first fetch attempt', async () => jwks.fetches > 0);
+    await eventually('a first fetch attempt', () => jwks.fetches > 0);
     const notReady = await t.http().get('/health/ready').expect(503);
     expect(notReady.body).toMatchObject({ ok: false, keys: 'not fetched' });
     // A token cannot be checked yet: the instance is unavailable, the caller did nothing wrong.

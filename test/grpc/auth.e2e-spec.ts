@@ -55,7 +55,7 @@ describe('gRPC with authentication on (e2e)', () => {
       code: grpc.status.OK,
       reply: { id: 1, name: 'Ada' },
     });
-    await eventually('the call line', async () =>
+    await eventually('the call line', () =>
       log
         .lines()
         .some((line) => (line.auth as { sub?: string } | undefined)?.sub === 'grpc-caller'),
