@@ -68,6 +68,7 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
   private refreshTimer?: NodeJS.Timeout;
   private bootTimer?: NodeJS.Timeout;
   private stopped = false;
+  private readonly production: boolean;
 
   constructor(
     config: AppConfig,
@@ -81,12 +82,8 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
         // A removed key must stop verifying at once, even for tokens verified before.
         onChange: () => this.verified.clear(),
       });
-    } else if (config.production) {
-      this.logger.warn(
-        { context: 'Auth' },
-        'AUTH_MODE=none: requests are not authenticated; the mesh decides who may call',
-      );
     }
+    this.production = config.production;
   }
 
   /** Whether the service can verify tokens: always when off, else once keys are in hand. */
@@ -96,7 +93,15 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
 
   onModuleInit(): void {
     if (!this.enabled) {
-      this.logger.info({ context: 'Auth' }, 'authentication off (AUTH_MODE=none)');
+      // In production AUTH_MODE=none is explicit (validateEnv): say what it means.
+      if (this.production) {
+        this.logger.warn(
+          { context: 'Auth' },
+          'AUTH_MODE=none: requests are not authenticated; the mesh decides who may call',
+        );
+      } else {
+        this.logger.info({ context: 'Auth' }, 'authentication off (AUTH_MODE=none)');
+      }
       return;
     }
     const { issuer, audience, algorithms, jwksUrl } = this.settings;
