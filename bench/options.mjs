@@ -29,6 +29,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
     options: {
       quick: { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
+      auth: { type: 'boolean', default: false },
       duration: { type: 'string' },
       warmup: { type: 'string' },
       repetitions: { type: 'string' },
@@ -62,6 +63,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
   const options = {
     quick: args.quick,
     scale: args.scale,
+    auth: args.auth,
     durationS: positive(args.duration ?? (args.quick ? 3 : 20), 'duration'),
     warmupS: args.warmup === undefined ? (args.quick ? 1 : 5) : Number(args.warmup),
     repetitions: Math.round(positive(args.repetitions ?? 2, 'repetitions')),

@@ -5,6 +5,7 @@
 //   npm run bench                     full run: 100k users, 500k posts, 5 s warm-up + 20 s per endpoint, 2 repetitions
 //   npm run bench -- --quick          smaller seed, 1 s + 3 s per endpoint (a few minutes)
 //   npm run bench -- --scale          list latency at concurrency 1 by table size and page depth
+//   npm run bench -- --auth           authentication on vs off, and a first-seen token's cost per algorithm
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
 //            --only health,user,list,posts,grpc,create   --targets service,baseline,express
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
@@ -40,6 +41,7 @@ import { printProfiles } from './profile.mjs';
 import { entries, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
+import { authBenchmark } from './auth.mjs';
 import { build, migrate, RESULTS, startTarget } from './targets.mjs';
 import { tracingSink, tracingTable } from './tracing.mjs';
 
@@ -199,7 +201,11 @@ async function benchmark() {
 }
 
 try {
-  await (options.scale ? scale(options, context) : benchmark());
+  await (options.scale
+    ? scale(options, context)
+    : options.auth
+      ? authBenchmark(options, context)
+      : benchmark());
   await cleanup();
   process.exit(0);
 } catch (error) {

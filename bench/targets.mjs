@@ -65,6 +65,8 @@ export async function startTarget(
     execPath: node?.path,
     env: {
       NODE_ENV: 'production',
+      // Production refuses to start without choosing: this run measures the service without tokens.
+      AUTH_MODE: 'none',
       LOG_LEVEL: 'info',
       DATABASE_URL: url,
       MIGRATE_ON_BOOT: 'false',

@@ -75,6 +75,8 @@ try {
   const service = await startService({
     env: {
       NODE_ENV: 'production',
+      // Production refuses to start without choosing: this run measures the service without tokens.
+      AUTH_MODE: 'none',
       LOG_LEVEL: 'warn',
       DATABASE_URL: bouncer.url,
       DATABASE_READ_URLS: standbys.map((s) => s.url).join(','),
@@ -85,7 +87,7 @@ try {
   await waitUntilReady(service);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
+    const text = await (await fetch(service.metricsUrl)).text();
     if ((text.match(/^db_replica_up\{[^}]*\} 1$/gm) ?? []).length === 2) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -102,7 +104,7 @@ try {
     }
     await (await fetch(`${service.url}/users?limit=10&page=${1 + (i % 5)}`)).arrayBuffer();
     if (i % 50 === 0) {
-      const text = await (await fetch(`${service.url}/metrics`)).text();
+      const text = await (await fetch(service.metricsUrl)).text();
       lags.push(
         ...[...text.matchAll(/^db_replica_lag_seconds\{[^}]*\} (\S+)$/gm)].map(
           (m) => Number(m[1]) * 1000,
@@ -110,7 +112,7 @@ try {
       );
     }
   }
-  const text = await (await fetch(`${service.url}/metrics`)).text();
+  const text = await (await fetch(service.metricsUrl)).text();
   const replica = metric(text, /^db_list_reads_total\{pool="replica"\} (\d+)/gm);
   const fromPrimary = metric(text, /^db_list_reads_total\{pool="primary"\} (\d+)/gm);
   log(

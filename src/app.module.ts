@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ServeStaticModule } from '@nestjs/serve-static';
 import path from 'node:path';
+import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { AppConfigModule } from './config/app-config.module.js';
@@ -15,6 +16,7 @@ import { UtilityModule } from './utility/utility.module.js';
 @Module({
   imports: [
     AppConfigModule,
+    AuthModule,
     DatabaseModule,
     ObservabilityModule,
     ServeStaticModule.forRoot({

@@ -9,7 +9,8 @@ import http from 'node:http';
  * @typedef {object} SendOptions
  * @property {string} [method]
  * @property {string} [path]
- * @property {Record<string, string>} [headers]
+ * @property {Record<string, string | string[]>} [headers] A list sends the header once per value
+ *   (two Authorization headers, for instance).
  * @property {string | Buffer | (string | Buffer)[]} [body] An array is written piece by piece
  *   (one chunk each when `chunked`).
  * @property {boolean} [chunked] Send the body with Transfer-Encoding: chunked instead of a

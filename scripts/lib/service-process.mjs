@@ -30,7 +30,10 @@ export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
  * @property {number} pid
  * @property {number} port
  * @property {number} grpcPort
+ * @property {number} metricsPort
  * @property {string} url http://127.0.0.1:PORT
+ * @property {string} metricsUrl http://127.0.0.1:METRICS_PORT/metrics: Prometheus metrics are not
+ *   on the API port.
  * @property {string} grpcAddress 127.0.0.1:GRPC_PORT
  * @property {() => string} output
  * @property {Promise<ExitStatus>} exited
@@ -78,8 +81,10 @@ export function buildService({ stdio = 'ignore' } = {}) {
 
 /**
  * Spawns `node [nodeFlags] entry` (`node` is this process's runtime unless `execPath` names
- * another, such as the pinned Node 24 of scripts/lib/node-runtime.mjs; the service unless `entry` names another server, such as a
- * benchmark baseline; the service also gets `--import` TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT` and `GRPC_PORT`, plus `env`; nothing
+ * another, such as the pinned Node 24 of scripts/lib/node-runtime.mjs; the service unless `entry`
+ * names another server, such as a benchmark baseline; the service also gets `--import`
+ * TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT`, `GRPC_PORT` and `METRICS_PORT`,
+ * plus `env`; nothing
  * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
  * full pipe would block the process's logging); `output()` is what they carried, its last
  * `keepChars` characters (all of it by default: tests assert on it). Does not wait for readiness
@@ -95,8 +100,8 @@ export async function startService({
   name = 'service',
   execPath = process.execPath,
 } = {}) {
-  // Reserved together so the two can never be the same port.
-  const [port, grpcPort] = await freePorts(2);
+  // Reserved together so no two can be the same port.
+  const [port, grpcPort, metricsPort] = await freePorts(3);
   const preload = entry === SERVICE_ENTRY ? ['--import', pathToFileURL(TELEMETRY_ENTRY).href] : [];
   const child = spawn(execPath, [...preload, ...nodeFlags, entry], {
     cwd: ROOT,
@@ -107,6 +112,7 @@ export async function startService({
       HOST: '127.0.0.1',
       PORT: String(port),
       GRPC_PORT: String(grpcPort),
+      METRICS_PORT: String(metricsPort),
       ...env,
     },
   });
@@ -141,7 +147,9 @@ export async function startService({
     pid: /** @type {number} */ (child.pid),
     port,
     grpcPort,
+    metricsPort,
     url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     output,
     exited,

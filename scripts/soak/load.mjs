@@ -117,7 +117,7 @@ export async function runLoad(service, userIds, { options, agent, onInterval }) 
   // Memory sampled twice a second: the lowest heap of a stretch of time is its floor (after GC).
   const sampler = setInterval(
     () =>
-      void memory(service, agent).then(({ rssMb, heapMb }) => {
+      void memory(service).then(({ rssMb, heapMb }) => {
         const interval = current();
         if (Number.isFinite(rssMb)) interval.rssMb.push(rssMb);
         if (Number.isFinite(heapMb)) interval.heapMb.push(heapMb);
@@ -163,7 +163,7 @@ export async function runLoad(service, userIds, { options, agent, onInterval }) 
   await Promise.all(pending);
   clearInterval(sampler);
   clearInterval(reporter);
-  const finalMemory = await memory(service, agent);
+  const finalMemory = await memory(service);
   const last = intervals.at(-1);
   last.rssMb.push(finalMemory.rssMb);
   last.heapMb.push(finalMemory.heapMb);

@@ -47,6 +47,8 @@ export async function startSoakService(databaseUrl, { cleanups, log }) {
   const service = await startService({
     env: {
       NODE_ENV: 'production',
+      // Production refuses to start without choosing: this run measures the service without tokens.
+      AUTH_MODE: 'none',
       DATABASE_URL: databaseUrl,
       MIGRATE_ON_BOOT: 'true',
       LOG_LEVEL: 'warn',
@@ -78,7 +80,7 @@ export async function seedUsers(service, count, agent) {
 }
 
 /** The service's memory: RSS from /proc, V8 heap from /metrics (prom-client default metrics). */
-export async function memory(service, agent) {
+export async function memory(service) {
   let rssMb = NaN;
   try {
     const status = readFileSync(`/proc/${service.pid}/status`, 'utf8');
@@ -87,7 +89,9 @@ export async function memory(service, agent) {
     // not Linux, or the process is gone
   }
   let heapMb = NaN;
-  const metrics = await requestJson(service.url, 'GET', '/metrics', undefined, { agent });
+  // Metrics have their own port (METRICS_PORT), outside the API's keep-alive agent.
+  const metricsBase = new URL(service.metricsUrl).origin;
+  const metrics = await requestJson(metricsBase, 'GET', '/metrics', undefined);
   if (metrics.status === 200 && typeof metrics.body === 'string') {
     const used = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics.body);
     if (used) heapMb = Number(used[1]) / 1024 / 1024;

@@ -25,6 +25,19 @@ export interface DatabaseSettings {
   replicaMaxLagMs: number;
 }
 
+/** Bearer-token authentication (AUTH_*); `mode: 'none'` turns it off. */
+export interface AuthSettings {
+  mode: 'jwt' | 'none';
+  /** True when AUTH_MODE=none was set explicitly (rather than defaulted). */
+  explicitlyOff: boolean;
+  jwksUrl: string | undefined;
+  issuer: string | undefined;
+  audience: string | undefined;
+  algorithms: readonly string[];
+  clockToleranceS: number;
+  jwksRefreshS: number;
+}
+
 /**
  * The typed settings of one running service, built once from the validated environment.
  * It is also the injection token: tests provide their own instance.
@@ -35,6 +48,9 @@ export class AppConfig {
   readonly host: string;
   readonly port: number;
   readonly grpcPort: number;
+  /** Port of the Prometheus /metrics server (0: any free port). */
+  readonly metricsPort: number;
+  readonly auth: AuthSettings;
   readonly apiKeys: readonly string[];
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
   readonly bodyLimitBytes: number;
@@ -56,6 +72,17 @@ export class AppConfig {
       host: env.HOST,
       port: env.PORT,
       grpcPort: env.GRPC_PORT,
+      metricsPort: env.METRICS_PORT,
+      auth: {
+        mode: env.AUTH_MODE ?? (env.AUTH_JWKS_URL ? 'jwt' : 'none'),
+        explicitlyOff: env.AUTH_MODE === 'none',
+        jwksUrl: env.AUTH_JWKS_URL,
+        issuer: env.AUTH_ISSUER,
+        audience: env.AUTH_AUDIENCE,
+        algorithms: [...new Set(env.AUTH_ALGORITHMS.split(',').map((name) => name.trim()))],
+        clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S,
+        jwksRefreshS: env.AUTH_JWKS_REFRESH_S,
+      },
       apiKeys: (env.API_KEYS ?? '')
         .split(',')
         .map((key) => key.trim())

@@ -101,8 +101,92 @@ describe(validateEnv.name, () => {
       /DATABASE_URL is required when NODE_ENV=production/,
     );
     expect(() =>
-      validateEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/d' }),
+      validateEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/d', AUTH_MODE: 'none' }),
     ).not.toThrow();
+  });
+});
+
+describe('authentication settings', () => {
+  const jwt = {
+    AUTH_JWKS_URL: 'https://idp.example.com/jwks',
+    AUTH_ISSUER: 'https://idp.example.com/',
+    AUTH_AUDIENCE: 'users-service',
+  };
+  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/d' };
+
+  it('is off by default in development and test, with the defaults of the configuration table', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      const config = AppConfig.fromEnv(validateEnv({ NODE_ENV }));
+      expect(config.auth).toEqual({
+        mode: 'none',
+        explicitlyOff: false,
+        jwksUrl: undefined,
+        issuer: undefined,
+        audience: undefined,
+        algorithms: ['RS256', 'ES256', 'EdDSA'],
+        clockToleranceS: 30,
+        jwksRefreshS: 600,
+      });
+      expect(config.metricsPort).toBe(9464);
+    }
+  });
+
+  it('turns on with AUTH_JWKS_URL, and then needs the issuer and the audience', () => {
+    expect(AppConfig.fromEnv(validateEnv(jwt)).auth.mode).toBe('jwt');
+    expect(() => validateEnv({ AUTH_JWKS_URL: jwt.AUTH_JWKS_URL })).toThrow(
+      'AUTH_ISSUER, AUTH_AUDIENCE must be set when AUTH_MODE=jwt',
+    );
+    expect(() => validateEnv({ AUTH_MODE: 'jwt' })).toThrow(/AUTH_JWKS_URL, AUTH_ISSUER/);
+    // AUTH_MODE=none wins: it is the explicit way to turn authentication off.
+    expect(AppConfig.fromEnv(validateEnv({ ...jwt, AUTH_MODE: 'none' })).auth.mode).toBe('none');
+  });
+
+  it('refuses production unless authentication is configured or explicitly waived', () => {
+    expect(() => validateEnv(production)).toThrow(
+      /AUTH_JWKS_URL is required when NODE_ENV=production.*AUTH_MODE=none/,
+    );
+    expect(() => validateEnv({ ...production, ...jwt })).not.toThrow();
+    const waived = AppConfig.fromEnv(validateEnv({ ...production, AUTH_MODE: 'none' })).auth;
+    expect([waived.mode, waived.explicitlyOff]).toEqual(['none', true]);
+  });
+
+  it.each(['none', 'HS256', 'RS256,HS512', 'hs384', 'RS256,', 'RS257'])(
+    'refuses AUTH_ALGORITHMS=%s at boot',
+    (value) => {
+      expect(() => validateEnv({ AUTH_ALGORITHMS: value })).toThrow(
+        /AUTH_ALGORITHMS must be a comma-separated list of .* \(never none or an HMAC algorithm/,
+      );
+    },
+  );
+
+  it('accepts a list of asymmetric algorithms, trimmed and without repeats', () => {
+    const env = validateEnv({ AUTH_ALGORITHMS: ' ES384 , EdDSA,ES384,PS256' });
+    expect(AppConfig.fromEnv(env).auth.algorithms).toEqual(['ES384', 'EdDSA', 'PS256']);
+  });
+
+  it('checks the JWKS URL, the tolerance, the refresh period and the metrics port', () => {
+    let error: unknown;
+    try {
+      validateEnv({
+        AUTH_JWKS_URL: 'ftp://idp/jwks',
+        AUTH_CLOCK_TOLERANCE_S: '-1',
+        AUTH_JWKS_REFRESH_S: '5',
+        METRICS_PORT: '70000',
+        AUTH_MODE: 'maybe',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of [
+      'AUTH_JWKS_URL',
+      'AUTH_CLOCK_TOLERANCE_S',
+      'AUTH_JWKS_REFRESH_S',
+      'METRICS_PORT',
+      'AUTH_MODE',
+    ]) {
+      expect(problems).toContain(name);
+    }
   });
 });
 

@@ -20,6 +20,23 @@ const TRACES_SAMPLERS = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ] as const;
+/** Asymmetric JWS algorithms a token may be signed with (jose's names). */
+export const TOKEN_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
+const ALGORITHM = `\\s*(?:${TOKEN_ALGORITHMS.join('|')})\\s*`;
+const ALGORITHM_LIST = new RegExp(`^${ALGORITHM}(?:,${ALGORITHM})*$`);
+const AUTH_MODES = ['jwt', 'none'] as const;
 /** `100kb`, `1mb`, `2048`: what body-parser's `limit` accepts, restricted to whole units. */
 export const BYTE_SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
 
@@ -66,6 +83,44 @@ export class EnvironmentVariables {
   DATABASE_READ_URLS?: string;
 
   API_KEYS?: string;
+
+  // Authentication: see docs/authentication.md. Unset AUTH_MODE means jwt when AUTH_JWKS_URL
+  // is set, else none; production must choose (validateEnv below).
+  @IsIn(AUTH_MODES)
+  AUTH_MODE?: (typeof AUTH_MODES)[number];
+
+  @Matches(HTTP_URL, { message: 'AUTH_JWKS_URL must be an http(s) URL' })
+  AUTH_JWKS_URL?: string;
+
+  AUTH_ISSUER?: string;
+
+  AUTH_AUDIENCE?: string;
+
+  // Only asymmetric algorithms: with `none` or an HMAC algorithm allowed, anyone holding the
+  // public key (or nothing at all) could mint a token.
+  @Matches(ALGORITHM_LIST, {
+    message: `AUTH_ALGORITHMS must be a comma-separated list of ${TOKEN_ALGORITHMS.join(', ')} (never none or an HMAC algorithm such as HS256)`,
+  })
+  AUTH_ALGORITHMS = 'RS256,ES256,EdDSA';
+
+  @Transform(toInt)
+  @Min(0)
+  @Max(3600)
+  @IsInt()
+  AUTH_CLOCK_TOLERANCE_S = 30;
+
+  @Transform(toInt)
+  @Min(30)
+  @Max(86_400)
+  @IsInt()
+  AUTH_JWKS_REFRESH_S = 600;
+
+  // Prometheus /metrics is served on this port only, never on the API port.
+  @Transform(toInt)
+  @Min(0)
+  @Max(65535)
+  @IsInt()
+  METRICS_PORT = 9464;
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
@@ -236,6 +291,24 @@ export function validateEnv(raw: Record<string, string | undefined>): Environmen
       'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
     );
   }
+  problems.push(...authProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return env;
+}
+
+/** The rules between the AUTH_* variables, which no single-variable rule can say. */
+function authProblems(env: EnvironmentVariables): string[] {
+  const mode = env.AUTH_MODE ?? (env.AUTH_JWKS_URL ? 'jwt' : 'none');
+  if (mode === 'none') {
+    return env.NODE_ENV === 'production' && env.AUTH_MODE !== 'none'
+      ? [
+          'AUTH_JWKS_URL is required when NODE_ENV=production (with AUTH_ISSUER and AUTH_AUDIENCE); ' +
+            'set AUTH_MODE=none instead only when a mesh decides who may call',
+        ]
+      : [];
+  }
+  const missing = (['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE'] as const).filter(
+    (name) => !env[name],
+  );
+  return missing.length > 0 ? [`${missing.join(', ')} must be set when AUTH_MODE=jwt`] : [];
 }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { type Observable, tap } from 'rxjs';
 import { toGrpcError } from './grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
+import { callerOf } from '../observability/caller.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
@@ -58,6 +59,7 @@ export class GrpcObservabilityInterceptor implements NestInterceptor {
         requestId,
         grpc: { method: `${service}/${method}`, code: codeName },
         durationMs: Math.round(durationMs * 1000) / 1000,
+        auth: typeof call === 'object' && call !== null ? callerOf(call) : undefined,
       };
       const message = `gRPC ${service}/${method} ${codeName}`;
       if (code === status.INTERNAL || code === status.UNKNOWN)

@@ -7,6 +7,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { Public } from '../auth/auth.decorators.js';
 import { HealthService, type Readiness } from './health.service.js';
 
 class LivenessDto {
@@ -23,6 +24,7 @@ class ReadinessDto extends LivenessDto {
 }
 
 @ApiTags('operations')
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(private readonly healthService: HealthService) {}

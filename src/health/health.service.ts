@@ -1,7 +1,14 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthImplementation } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
+import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { isConnectionLost } from '../database/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { driverGate, driverPool } from '../database/queryable.js';
@@ -16,6 +23,8 @@ export interface Readiness {
   ok: boolean;
   database: 'up' | 'down';
   shuttingDown: boolean;
+  /** Present while authentication is on and no signing key set has been fetched yet. */
+  keys?: 'not fetched';
 }
 
 /**
@@ -46,6 +55,8 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    // With authentication on, an instance that cannot verify tokens yet is not ready either.
+    @Optional() private readonly tokens?: TokenVerifierService,
   ) {}
 
   onModuleInit(): void {
@@ -77,8 +88,10 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
 
   async readiness(): Promise<Readiness> {
     const up = !this.shuttingDown && (await this.databaseUp());
+    const keys = this.tokens?.ready ?? true;
     return {
-      ok: up,
+      ok: up && keys,
+      ...(!keys && { keys: 'not fetched' as const }),
       database: up ? 'up' : 'down',
       shuttingDown: this.shuttingDown,
     };
@@ -155,7 +168,9 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
     }
     this.lastDatabaseUp = up;
-    if (!this.shuttingDown) this.setGrpcStatus(up ? 'SERVING' : 'NOT_SERVING');
+    if (!this.shuttingDown) {
+      this.setGrpcStatus(up && (this.tokens?.ready ?? true) ? 'SERVING' : 'NOT_SERVING');
+    }
   }
 
   private setGrpcStatus(status: 'SERVING' | 'NOT_SERVING'): void {

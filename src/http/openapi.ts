@@ -3,6 +3,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../project-root.js';
+import { BEARER_SECURITY } from '../auth/auth.decorators.js';
 import { REQUEST_ID_HEADER } from './openapi.decorators.js';
 
 export const API_KEY_SECURITY = 'api-key';
@@ -21,6 +22,18 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     // Relative: the document describes whichever host serves it (a pod, a gateway, localhost).
     .addServer('/', 'the host serving this document')
     .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, API_KEY_SECURITY)
+    // Required only with authentication on (AUTH_MODE=jwt); each operation names its scope in
+    // `x-required-scopes` (an http scheme carries no scopes in OpenAPI 3.0).
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'A JWT from the identity provider (AUTH_ISSUER, audience AUTH_AUDIENCE), with the scope `users:read` or `users:write` in `scope` or `scp`. See docs/authentication.md.',
+      },
+      BEARER_SECURITY,
+    )
     .build();
   // As in package.json: proprietary. DocumentBuilder.setLicense would add an empty `url`.
   config.info.license = { name: 'UNLICENSED' };

@@ -1,10 +1,11 @@
 import type { Request, Response } from 'express';
 import type { Level, Logger } from 'pino';
+import { callerOf } from './caller.js';
 import { routeOf } from './route.js';
 import type { MetricsService } from './metrics.service.js';
 import { activeSpan, traceFields } from './tracing.js';
 
-const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
+const QUIET_PATHS = new Set(['/health', '/health/ready']);
 
 /**
  * 5xx are errors, except a probe's: readiness answers 503 by design while the database is away
@@ -19,7 +20,8 @@ function levelOf(path: string, status: number, draining: () => boolean): Level {
 
 /**
  * One log line and one metric sample per HTTP request, written when the response finishes:
- * method, path (no query string), route template, status, duration and request id. Probes and
+ * method, path (no query string), route template, status, duration, request id and, with
+ * authentication on, the caller (`auth.sub`, `auth.clientId`) or why it was refused. Probes and
  * scrapes log at debug. Called by the request pipeline before the body parser, so requests
  * rejected while parsing (400, 413, 415) are logged too.
  *
@@ -53,6 +55,7 @@ export function httpObservability(
           res: { statusCode: status },
           route,
           durationMs: Math.round(seconds * 1e6) / 1e3,
+          auth: callerOf(request),
           ...(span && traceFields(span)),
         },
         `${request.method} ${route} ${status}`,

@@ -8,7 +8,7 @@ import { ReadReplicas } from '../database/read-replicas.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Prometheus metrics of this process, served on GET /metrics. */
+/** Prometheus metrics of this process, served on METRICS_PORT (MetricsServer). */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -63,6 +63,14 @@ export class MetricsService {
       (p) => p.waitingCount,
     );
   }
+
+  // Authentication (src/auth): refusals only; an accepted token costs no sample.
+  readonly authRejections = new Counter({
+    name: 'auth_rejections_total',
+    help: 'Requests refused for their credentials: 401 (no or invalid token) and 403 (scope), by transport and reason',
+    labelNames: ['transport', 'status', 'reason'] as const,
+    registers: [this.registry],
+  });
 
   // Read replicas (src/database/read-replicas.ts): read from their state when scraped, so the
   // database layer knows nothing of metrics.

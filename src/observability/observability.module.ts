@@ -10,7 +10,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
-import { MetricsController } from './metrics.controller.js';
+import { MetricsServer } from './metrics-server.js';
 import { MetricsService } from './metrics.service.js';
 import { shutdownTracing, tracingStatus } from './tracing.js';
 
@@ -38,7 +38,8 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics.
+ * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics
+ * (served on METRICS_PORT by MetricsServer).
  * The HTTP request logger is mounted by configureApp, before the body parser.
  */
 @Global()
@@ -52,8 +53,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
       useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
     }),
   ],
-  controllers: [MetricsController],
-  providers: [rootLogger, MetricsService, TracingLifecycle],
-  exports: [ROOT_LOGGER, MetricsService],
+  providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle],
+  exports: [ROOT_LOGGER, MetricsService, MetricsServer],
 })
 export class ObservabilityModule {}

@@ -6,6 +6,7 @@ import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
 import { Listed } from '../lists/list-headers.interceptor.js';
 import { type ListPage, mapPage } from '../lists/pagination.js';
+import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto } from './dto/list-posts-query.dto.js';
 import { PostResponseDto } from './dto/post-response.dto.js';
@@ -17,6 +18,7 @@ export class PostsController {
   constructor(private readonly postsService: PostsService) {}
 
   @Get()
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'List the posts of a user' })
   @ApiIdParam()
   @Listed(PostResponseDto)
@@ -29,6 +31,7 @@ export class PostsController {
   }
 
   @Get(':postId')
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'Get one post of a user' })
   @ApiIdParam()
   @ApiIdParam('postId', 'post id')
@@ -42,6 +45,7 @@ export class PostsController {
   }
 
   @Post()
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Create a post for a user' })
   @ApiIdParam()
   @Idempotent()

@@ -18,6 +18,7 @@ import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
 import { Listed } from '../lists/list-headers.interceptor.js';
 import { type ListPage, mapPage } from '../lists/pagination.js';
+import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -30,6 +31,7 @@ export class UsersController {
   constructor(private readonly usersService: UsersService) {}
 
   @Get()
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'List users (page numbers or a cursor walk)' })
   @Listed(UserResponseDto)
   @ApiErrors(400, 503)
@@ -38,6 +40,7 @@ export class UsersController {
   }
 
   @Get(':id')
+  @RequiredScope('users:read')
   @ApiOperation({ summary: 'Get a user' })
   @ApiIdParam()
   @ConditionalGet(UserResponseDto)
@@ -47,6 +50,7 @@ export class UsersController {
   }
 
   @Post()
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Create a user' })
   @Idempotent()
   @Created(UserResponseDto, (user) => `/users/${user.id}`)
@@ -56,6 +60,7 @@ export class UsersController {
   }
 
   @Put(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Replace a user' })
   @ApiIdParam()
   @ConditionalWrite(
@@ -72,6 +77,7 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Update some fields of a user' })
   @ApiIdParam()
   @ConditionalWrite(UserResponseDto, 'merge: only the sent fields change')
@@ -85,6 +91,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @RequiredScope('users:write')
   @ApiOperation({ summary: 'Delete a user and their posts' })
   @ApiIdParam()
   @ApiIfMatch()

@@ -1,6 +1,7 @@
 import { Controller, UseFilters, UseInterceptors } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
 import { type Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
+import { RequiredScope } from '../auth/auth.decorators.js';
 import { GrpcExceptionsFilter } from '../grpc/grpc-exceptions.filter.js';
 import { InvalidArgumentError } from '../common/errors.js';
 import { GrpcObservabilityInterceptor } from '../grpc/grpc-observability.interceptor.js';
@@ -25,6 +26,7 @@ export class UsersGrpcController {
   constructor(private readonly usersService: UsersService) {}
 
   @GrpcMethod('Users', 'GetUser')
+  @RequiredScope('users:read')
   async getUser(
     request: GetUserRequest,
     _metadata: Metadata,

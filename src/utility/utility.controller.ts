@@ -18,6 +18,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { Authenticated } from '../auth/auth.decorators.js';
 import { ApiErrors } from '../http/openapi.decorators.js';
 import { API_KEY_SECURITY } from '../http/openapi.js';
 import { ApiKeyGuard } from './api-key.guard.js';
@@ -111,6 +112,7 @@ class SecretDto {
 export class UtilityController {
   /** Any JSON value comes back as sent; the body is typed unknown so no DTO validation applies. */
   @Post('echo')
+  @Authenticated()
   @ApiOperation({ summary: 'Echo the JSON body back' })
   @ApiBody({ description: 'any JSON value', schema: ANY_JSON_VALUE })
   @ApiOkResponse({ type: EchoDto })
@@ -122,6 +124,7 @@ export class UtilityController {
   }
 
   @Get('info')
+  @Authenticated()
   @ApiOperation({ summary: 'Describe the request as the service received it' })
   @ApiOkResponse({ type: InfoDto })
   info(@Req() request: Request): {

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
+import request from 'supertest';
 import { getUser, usersClient, type UsersClient } from '../../scripts/lib/grpc-client.mjs';
 import { send } from '../../scripts/lib/http-client.mjs';
 import { HealthService } from '../../src/health/health.service.js';
@@ -100,10 +101,18 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     );
   });
 
+  it('exposes Prometheus metrics on METRICS_PORT only, not on the API port', async () => {
+    await t.http().get('/metrics').expect(404, { error: 'no route for GET /metrics' });
+    const metrics = await request(t.metricsUrl).get('').expect(200);
+    expect(metrics.text).toContain('http_request_duration_seconds');
+    // Its port serves nothing else.
+    await request(t.metricsUrl.replace('/metrics', '/users')).get('').expect(404);
+  });
+
   it('exposes Prometheus metrics: HTTP by route template, gRPC by code, pool gauges, process', async () => {
     await t.http().get('/users/5').expect(404);
     await getUser(client, 0);
-    const res = await t.http().get('/metrics').expect(200);
+    const res = await request(t.metricsUrl).get('').expect(200);
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.text).toMatch(
       /http_request_duration_seconds_count\{method="GET",route="\/users\/:id",status="404"\} [1-9]/,
@@ -117,7 +126,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     // Unknown paths share one label value, so scanners cannot blow up the series count.
     await t.http().get('/random-1').expect(404);
     await t.http().get('/random-2').expect(404);
-    const after = await t.http().get('/metrics').expect(200);
+    const after = await request(t.metricsUrl).get('').expect(200);
     expect(after.text).toMatch(
       /http_request_duration_seconds_count\{method="GET",route="\(unmatched\)",status="404"\} [2-9]/,
     );
@@ -137,7 +146,6 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
       '/echo': ['post'],
       '/info': ['get'],
       '/private': ['get'],
-      '/metrics': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       expect(Object.keys(doc.paths[path] ?? {}).sort()).toEqual([...methods].sort());
@@ -154,6 +162,8 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(Object.keys(create.responses).sort()).toEqual([
       '201',
       '400',
+      '401',
+      '403',
       '409',
       '413',
       '415',

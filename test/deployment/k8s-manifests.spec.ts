@@ -79,6 +79,13 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       expect(() => validateEnv(env)).not.toThrow();
       expect(cmData.NODE_ENV).toBe('production');
       expect(cmData.MIGRATE_ON_BOOT).toBe('false');
+      // Production authenticates callers itself unless a mesh is said to (AUTH_MODE=none).
+      expect(cmData.AUTH_MODE ?? 'jwt').toBe('jwt');
+      expect([cmData.AUTH_JWKS_URL, cmData.AUTH_ISSUER, cmData.AUTH_AUDIENCE]).toEqual([
+        expect.stringMatching(/^https:\/\//),
+        expect.stringMatching(/^https:\/\//),
+        expect.any(String),
+      ]);
       expect(Number(cmData.PORT)).toBe(Number(envExample.get('PORT')));
       expect(Number(cmData.GRPC_PORT)).toBe(Number(envExample.get('GRPC_PORT')));
     });

@@ -1,8 +1,11 @@
 // Traffic and scale in every rendered overlay: the Service, the NetworkPolicy, the disruption
 // budget and autoscaler, and the Prometheus ServiceMonitor.
-import { MetricsController } from '../../src/observability/metrics.controller.js';
 import { containerPort, labelsMatch, overlayCases, secretData } from '../support/k8s-manifests.js';
-import { defaultGrpcPort, getRoute } from '../support/project-files.js';
+import {
+  CLIENT_NAMESPACE_LABEL,
+  defaultGrpcPort,
+  defaultMetricsPort,
+} from '../support/project-files.js';
 
 describe.each(overlayCases)(
   'Kubernetes traffic and scaling: k8s/overlays/%s',
@@ -20,7 +23,7 @@ describe.each(overlayCases)(
         );
       });
 
-      it('exposes http on 80 and grpc on 5000 to the named container ports, with appProtocol', () => {
+      it('exposes http on 80, grpc on 5000 and metrics on METRICS_PORT to the named container ports', () => {
         const ports = (service.spec?.ports ?? []).map((port) => ({
           name: port.name,
           port: port.port,
@@ -30,6 +33,7 @@ describe.each(overlayCases)(
         expect(ports).toEqual([
           { name: 'http', port: 80, targetPort: 'http', appProtocol: 'http' },
           { name: 'grpc', port: defaultGrpcPort, targetPort: 'grpc', appProtocol: 'grpc' },
+          { name: 'metrics', port: defaultMetricsPort, targetPort: 'metrics', appProtocol: 'http' },
         ]);
         for (const { targetPort } of ports) {
           expect(containerPort(container, String(targetPort))).toBeDefined();
@@ -49,17 +53,44 @@ describe.each(overlayCases)(
         }
       });
 
-      it('admits only the HTTP and gRPC ports', () => {
+      it('admits only the HTTP, gRPC and metrics ports', () => {
         for (const rule of spec.ingress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         expect([...new Set(ports(spec.ingress))].sort()).toEqual(
-          [containerPort(container, 'http'), containerPort(container, 'grpc')].sort(),
+          [
+            containerPort(container, 'http'),
+            containerPort(container, 'grpc'),
+            containerPort(container, 'metrics'),
+          ].sort(),
         );
       });
 
-      it('lets out only PostgreSQL and DNS, and the mesh control plane and collector by namespace', () => {
+      it('admits the API ports only from namespaces labelled as clients, metrics only from monitoring', () => {
+        const api = [containerPort(container, 'http'), containerPort(container, 'grpc')];
+        const metricsPort = containerPort(container, 'metrics');
+        for (const rule of spec.ingress ?? []) {
+          const rulePorts = ports([rule]);
+          expect(rule.from?.length).toBeGreaterThan(0);
+          for (const peer of rule.from ?? []) {
+            expect(peer.ipBlock).toBeUndefined();
+            const labels = peer.namespaceSelector?.matchLabels ?? {};
+            if (rulePorts.some((port) => api.includes(port))) {
+              // No rule opens the API ports to every namespace.
+              expect(labels[CLIENT_NAMESPACE_LABEL]).toBe('true');
+              expect(rulePorts).not.toContain(metricsPort);
+            } else {
+              expect(rulePorts).toEqual([metricsPort]);
+              expect(labels['kubernetes.io/metadata.name']).toBe('monitoring');
+            }
+          }
+        }
+      });
+
+      it('lets out only PostgreSQL, DNS and HTTPS (the key set), and the mesh control plane and collector by namespace', () => {
         for (const rule of spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
         const anywhere = (spec.egress ?? []).filter((rule) => rule.to === undefined);
-        expect([...new Set(ports(anywhere))].sort()).toEqual([53, 5432]);
+        expect([...new Set(ports(anywhere))].sort((a, b) => a - b)).toEqual([53, 443, 5432]);
+        expect(new URL(cmData.AUTH_JWKS_URL).protocol).toBe('https:');
+        expect(Number(new URL(cmData.AUTH_JWKS_URL).port || 443)).toBe(443);
         expect(ports(anywhere)).toContain(Number(new URL(secretData.DATABASE_URL).port));
         for (const rule of (spec.egress ?? []).filter((r) => r.to !== undefined)) {
           for (const peer of rule.to!) {
@@ -122,26 +153,25 @@ describe.each(overlayCases)(
 
       // Declared only where there is one: the dev overlay has none.
       if (manifests.serviceMonitors.length > 0) {
-        it('scrapes the metrics route on the Service http port', () => {
+        it('scrapes /metrics on the Service metrics port, never the API port', () => {
           for (const monitor of manifests.serviceMonitors) {
             expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
             expect(labelsMatch(monitor.spec.selector?.matchLabels, service.metadata?.labels)).toBe(
               true,
             );
-            const metricsPath = getRoute(MetricsController, MetricsController.prototype.metrics);
             const servicePorts = (service.spec?.ports ?? []).map((port) => port.name);
             expect(monitor.spec.endpoints?.length).toBeGreaterThan(0);
             for (const endpoint of monitor.spec.endpoints ?? []) {
-              expect(endpoint.port).toBe('http');
+              expect(endpoint.port).toBe('metrics');
               expect(servicePorts).toContain(endpoint.port);
-              expect(endpoint.path).toBe(metricsPath);
+              expect(endpoint.path).toBe('/metrics');
               expect(endpoint.interval).toMatch(/^\d+[smh]$/);
             }
             // The NetworkPolicy lets the scrape in.
             const ingressPorts = (networkPolicy.spec?.ingress ?? []).flatMap((rule) =>
               (rule.ports ?? []).map((p) => Number(p.port)),
             );
-            expect(ingressPorts).toContain(containerPort(container, 'http'));
+            expect(ingressPorts).toContain(containerPort(container, 'metrics'));
           }
         });
       }

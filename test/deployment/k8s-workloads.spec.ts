@@ -15,6 +15,7 @@ import {
 } from '../support/k8s-manifests.js';
 import {
   defaultGrpcPort,
+  defaultMetricsPort,
   defaultPort,
   envExample,
   healthRoute,
@@ -72,10 +73,12 @@ describe.each(overlayCases)('Kubernetes workloads: k8s/overlays/%s', (_name, man
       }
     });
 
-    it('names the container ports http and grpc, on the configured ports', () => {
+    it('names the container ports http, grpc and metrics, on the configured ports', () => {
       expect(podSpec.containers).toHaveLength(1);
       expect(containerPort(container, 'http')).toBe(defaultPort);
       expect(containerPort(container, 'grpc')).toBe(defaultGrpcPort);
+      expect(containerPort(container, 'metrics')).toBe(defaultMetricsPort);
+      expect(containerPort(container, 'metrics')).toBe(Number(cmData.METRICS_PORT));
       expect(containerPort(container, 'http')).toBe(Number(cmData.PORT));
       expect(containerPort(container, 'grpc')).toBe(Number(cmData.GRPC_PORT));
     });

@@ -36,6 +36,8 @@ describe('every line the process writes is one JSON object (e2e)', () => {
   it('through boot, requests, a drained shutdown', async () => {
     const service = await startService({
       NODE_ENV: 'production',
+      // Production must choose; these logs are about requests, not tokens.
+      AUTH_MODE: 'none',
       DATABASE_URL: testDatabaseUrl(),
       MIGRATE_ON_BOOT: 'true',
       SHUTDOWN_DRAIN_MS: '1000',

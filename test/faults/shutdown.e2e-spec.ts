@@ -70,7 +70,7 @@ describe('the service process (e2e)', () => {
       // 3 HTTP requests and 2 gRPC calls hold or wait for pool connections until the lock is
       // released (the one-row list needs no separate count).
       await waitFor('five queries in flight', async () => {
-        const metrics = await (await fetch(`${service.url}/metrics`)).text();
+        const metrics = await (await fetch(service.metricsUrl)).text();
         const gauge = (name: string) =>
           Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics)?.[1]);
         const busy = gauge('db_pool_connections') - gauge('db_pool_idle_connections');

@@ -97,3 +97,6 @@ export function npmRunScript(argv: unknown): string | undefined {
 
 export const defaultPort = envDefaults.PORT;
 export const defaultGrpcPort = envDefaults.GRPC_PORT;
+export const defaultMetricsPort = envDefaults.METRICS_PORT;
+/** The namespace label that grants access to the API ports (networkpolicy.yaml). */
+export const CLIENT_NAMESPACE_LABEL = 'users-service/client';

@@ -15,6 +15,7 @@ import { freePort } from '../../scripts/lib/ports.mjs';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { appendFileSync } from 'node:fs';
 import { describeDisagreements, observedAgent, startOpenApiProxy } from './openapi-proxy.js';
+import { MetricsServer } from '../../src/observability/metrics-server.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Shared with bench/ and scripts/; re-exported for the specs that import them from here.
@@ -29,6 +30,8 @@ export interface TestApp {
   /** supertest agent bound to the app's 127.0.0.1 URL */
   http: () => ReturnType<typeof request>;
   url: string;
+  /** Prometheus metrics, on their own port (never on `url`). */
+  metricsUrl: string;
   grpcAddress: string;
   close(): Promise<void>;
 }
@@ -55,6 +58,7 @@ export async function createTestApp(
     DB_RETRY_ATTEMPTS: '0',
     API_KEYS: TEST_API_KEYS.join(','),
     GRPC_PORT: String(grpcPort),
+    METRICS_PORT: '0',
     SHUTDOWN_DRAIN_MS: '0',
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOGS ? 'debug' : 'silent',
@@ -90,6 +94,7 @@ export async function createTestApp(
     dataSource: app.get(DataSource),
     http: proxy ? () => observedAgent(request(proxy.url), proxy, url) : () => request(url),
     url,
+    metricsUrl: `http://127.0.0.1:${app.get(MetricsServer).port}/metrics`,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     close: async () => {
       await app.close();

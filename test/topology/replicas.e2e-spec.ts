@@ -3,6 +3,7 @@
 // is skipped, a stopped one fails no request, and DATABASE_URL pointing at the standby (a
 // read-only node) is refused. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
 import pg from 'pg';
+import request from 'supertest';
 import {
   postgresBinForReplicas,
   startPrimary,
@@ -33,7 +34,7 @@ async function poll(what: string, check: () => Promise<boolean>, timeoutMs = 10_
 
 /** db_list_reads_total{pool} of an app. */
 async function listReads(t: TestApp, pool: 'replica' | 'primary'): Promise<number> {
-  const text = (await t.http().get('/metrics').expect(200)).text;
+  const text = (await request(t.metricsUrl).get('').expect(200)).text;
   const match = new RegExp(`^db_list_reads_total\\{pool="${pool}"\\} (\\d+)`, 'm').exec(text);
   return match ? Number(match[1]) : 0;
 }
@@ -49,7 +50,7 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
   const replicaHasUser = (name: string) => async () =>
     (await standbySql.query('SELECT 1 FROM users WHERE name = $1', [name])).rowCount === 1;
   const replicaUp = (app: TestApp) => async () =>
-    /^db_replica_up\{[^}]*\} 1$/m.test((await app.http().get('/metrics')).text);
+    /^db_replica_up\{[^}]*\} 1$/m.test((await request(app.metricsUrl).get('')).text);
 
   beforeAll(async () => {
     primary = await startPrimary({ database: 'users_test' });

@@ -1,0 +1,71 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { RpcException } from '@nestjs/microservices';
+import { type Metadata, status } from '@grpc/grpc-js';
+import { getRpcInfo } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import { setCaller } from '../observability/caller.js';
+import { ROOT_LOGGER } from '../observability/logging.js';
+import { MetricsService } from '../observability/metrics.service.js';
+import { activeSpan } from '../observability/tracing.js';
+import { AuthenticationError } from './auth-errors.js';
+import { requirementOf } from './requirement.js';
+import {
+  InsufficientScopeError,
+  KeysUnavailableError,
+  TokenVerifierService,
+} from './token-verifier.service.js';
+
+/**
+ * Bearer authentication and scopes for gRPC handlers: the token comes in the `authorization`
+ * metadata. Refusals are UNAUTHENTICATED (no or invalid token) and PERMISSION_DENIED (scope).
+ * A refused call never reaches the handler's interceptors, so its log line is written here.
+ */
+@Injectable()
+export class GrpcAuthGuard implements CanActivate {
+  constructor(
+    private readonly verifier: TokenVerifierService,
+    private readonly reflector: Reflector,
+    private readonly metrics: MetricsService,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (!this.verifier.enabled || context.getType() !== 'rpc') return true;
+    const requirement = requirementOf(this.reflector, context);
+    if (requirement.kind === 'public') return true;
+    const metadata = context.switchToRpc().getContext<Metadata>();
+    // Nest calls a gRPC handler with (request, metadata, call).
+    const call = context.getArgByIndex<object | undefined>(2);
+    const values = (metadata?.get?.('authorization') ?? []).map(String);
+    try {
+      const caller = await this.verifier.authorize(values, requirement);
+      if (caller && call) setCaller(call, caller);
+      if (caller?.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
+      if (caller?.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
+      return true;
+    } catch (error) {
+      throw this.refusal(error, context);
+    }
+  }
+
+  private refusal(error: unknown, context: ExecutionContext): unknown {
+    const reason = (error as { reason?: string }).reason;
+    if (!reason) return error;
+    const code =
+      error instanceof KeysUnavailableError
+        ? status.UNAVAILABLE
+        : error instanceof InsufficientScopeError
+          ? status.PERMISSION_DENIED
+          : status.UNAUTHENTICATED;
+    const message = error instanceof AuthenticationError ? error.message : (error as Error).message;
+    this.metrics.authRejections.inc({ transport: 'grpc', status: status[code], reason });
+    const pattern = getRpcInfo(context).pattern as { service?: string; rpc?: string } | undefined;
+    const method = `users.${pattern?.service ?? 'unknown'}/${pattern?.rpc ?? 'unknown'}`;
+    this.logger.info(
+      { grpc: { method, code: status[code] }, auth: { rejected: reason } },
+      `gRPC ${method} ${status[code]}`,
+    );
+    return new RpcException({ code, message });
+  }
+}

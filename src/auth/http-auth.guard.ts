@@ -1,0 +1,84 @@
+import {
+  type CanActivate,
+  type ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  ServiceUnavailableException,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { setCaller } from '../observability/caller.js';
+import { MetricsService } from '../observability/metrics.service.js';
+import { activeSpan } from '../observability/tracing.js';
+import { AuthenticationError } from './auth-errors.js';
+import { authorizationValues } from './bearer.js';
+import { requirementOf } from './requirement.js';
+import {
+  InsufficientScopeError,
+  KeysUnavailableError,
+  TokenVerifierService,
+} from './token-verifier.service.js';
+
+/**
+ * Bearer authentication and scopes for HTTP handlers (RFC 6750). Guards run before pipes,
+ * interceptors and the handler, so a refused request reads and writes nothing, and a 401 never
+ * says whether the resource exists. Answers: 401 with `WWW-Authenticate: Bearer realm="users"`
+ * (plus `error="invalid_token"` when a token was sent), 403 naming the scope needed.
+ */
+@Injectable()
+export class HttpAuthGuard implements CanActivate {
+  constructor(
+    private readonly verifier: TokenVerifierService,
+    private readonly reflector: Reflector,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    // Off: nothing to do, and nothing to pay per request.
+    if (!this.verifier.enabled || context.getType() !== 'http') return true;
+    const requirement = requirementOf(this.reflector, context);
+    if (requirement.kind === 'public') return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    try {
+      const caller = await this.verifier.authorize(
+        authorizationValues(request.rawHeaders),
+        requirement,
+      );
+      if (caller) {
+        setCaller(request, caller);
+        if (caller.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
+        if (caller.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
+      }
+      return true;
+    } catch (error) {
+      throw this.refusal(error, request, http.getResponse<Response>());
+    }
+  }
+
+  private refusal(error: unknown, request: Request, response: Response): unknown {
+    const reason = (error as { reason?: string }).reason;
+    if (!reason) return error;
+    setCaller(request, { rejected: reason });
+    if (error instanceof KeysUnavailableError) {
+      this.metrics.authRejections.inc({ transport: 'http', status: '503', reason });
+      return new ServiceUnavailableException();
+    }
+    if (error instanceof InsufficientScopeError) {
+      this.metrics.authRejections.inc({ transport: 'http', status: '403', reason });
+      response.setHeader(
+        'WWW-Authenticate',
+        `Bearer error="insufficient_scope", scope="${error.scope}"`,
+      );
+      return new ForbiddenException(error.message);
+    }
+    const authError = error as AuthenticationError;
+    this.metrics.authRejections.inc({ transport: 'http', status: '401', reason });
+    response.setHeader(
+      'WWW-Authenticate',
+      authError.tokenSent ? 'Bearer realm="users", error="invalid_token"' : 'Bearer realm="users"',
+    );
+    return new UnauthorizedException(authError.message);
+  }
+}

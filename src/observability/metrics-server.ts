@@ -1,0 +1,76 @@
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { AppConfig } from '../config/app-config.js';
+import { ROOT_LOGGER } from './logging.js';
+import { MetricsService } from './metrics.service.js';
+
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/**
+ * Prometheus `GET /metrics` on its own port (METRICS_PORT), never on the API port: a scraper needs
+ * no API access, and a NetworkPolicy or mesh policy can open one port to Prometheus and the other
+ * to callers. A bare node:http server: no middleware, no authentication, nothing else served.
+ */
+@Injectable()
+export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private server?: Server;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** The port it listens on (METRICS_PORT, or the one picked for port 0). */
+  get port(): number | undefined {
+    return (this.server?.address() as AddressInfo | null)?.port;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const server = createServer((request, response) => {
+      const path = (request.url ?? '').split('?')[0];
+      if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+        response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+        response.end(JSON.stringify({ error: `no route for ${request.method} ${path}` }));
+        return;
+      }
+      this.metrics.registry.metrics().then(
+        (text) => {
+          response.writeHead(200, { 'content-type': CONTENT_TYPE });
+          response.end(request.method === 'HEAD' ? undefined : text);
+        },
+        (error: unknown) => {
+          this.logger.error({ err: error, context: 'Metrics' }, 'collecting metrics failed');
+          response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+          response.end(JSON.stringify({ error: 'internal server error' }));
+        },
+      );
+    });
+    // A scrape every few seconds from one Prometheus: short idle connections are enough.
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.metricsPort, this.config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.logger.info({ context: 'Metrics' }, `metrics on ${this.config.host}:${this.port}/metrics`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
