@@ -3,9 +3,12 @@
 // seed (`npm run seed`, scripts/seed.mjs) and the benchmark's (bench/seed.mjs), each of which
 // decides which database it may write to. The tables must exist (the service's migrations).
 
+/** @import { ClientBase } from 'pg' */
+
 /**
  * Roles and the share of users holding each one, so a role filter selects a realistic fraction:
  * `member` is the common case, `admin` the rare one.
+ * @type {[role: string, share: number][]}
  */
 export const ROLE_SHARES = [
   ['member', 0.6],
@@ -34,16 +37,21 @@ const LOREM =
   'voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat ' +
   'non proident, sunt in culpa qui officia deserunt mollit anim id est laborum.';
 
-/** SQL CASE choosing a role from a uniform random value `r` according to ROLE_SHARES. */
+/**
+ * SQL CASE choosing a role from a uniform random value `r` according to ROLE_SHARES.
+ * @param {string} r
+ * @returns {string}
+ */
 function roleCase(r) {
   let cumulative = 0;
   const branches = ROLE_SHARES.slice(0, -1).map(([role, share]) => {
     cumulative += share;
     return `WHEN ${r} < ${cumulative.toFixed(4)} THEN '${role}'`;
   });
-  return `CASE ${branches.join(' ')} ELSE '${ROLE_SHARES.at(-1)[0]}' END`;
+  return `CASE ${branches.join(' ')} ELSE '${/** @type {[string, number]} */ (ROLE_SHARES.at(-1))[0]}' END`;
 }
 
+/** @param {string[]} values */
 const sqlArray = (values) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
 
 /**
@@ -51,6 +59,9 @@ const sqlArray = (values) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''"
  * (which index-only scans, such as the list's COUNT, depend on) only once the inserting
  * transaction's commit is flushed, so an asynchronous commit (synchronous_commit=off) followed by
  * an immediate VACUUM would leave the visibility map empty and the planner on sequential scans.
+ * @param {ClientBase} client
+ * @param {() => Promise<unknown>} work
+ * @returns {Promise<void>}
  */
 async function inTransaction(client, work) {
   await client.query('BEGIN');
@@ -68,6 +79,9 @@ async function inTransaction(client, work) {
  * Appends users `from + 1` to `to` (1-based sequence numbers; on a freshly truncated table they
  * become the ids). Every column derives from the sequence number and a seeded random(), so the
  * same call gives the same data. One in ten users has no email.
+ * @param {ClientBase} client
+ * @param {{ from?: number; to: number; skipTriggers?: boolean }} options
+ * @returns {Promise<void>}
  */
 export async function seedUsers(client, { from = 0, to, skipTriggers = false }) {
   if (to <= from) return;
@@ -96,6 +110,9 @@ export async function seedUsers(client, { from = 0, to, skipTriggers = false }) 
 /**
  * Adds `count` posts spread at random over users `firstUser`..`firstUser + users - 1` (about
  * count/users each; some none).
+ * @param {ClientBase} client
+ * @param {{ count: number; users: number; firstUser?: number }} options
+ * @returns {Promise<void>}
  */
 export async function seedPosts(client, { count, users, firstUser = 1 }) {
   if (count <= 0) return;
@@ -116,12 +133,21 @@ export async function seedPosts(client, { count, users, firstUser = 1 }) {
   );
 }
 
-/** Empties both tables and restarts their ids at 1. */
+/**
+ * Empties both tables and restarts their ids at 1.
+ * @param {ClientBase} client
+ * @returns {Promise<void>}
+ */
 export async function truncate(client) {
   await client.query('TRUNCATE posts, users RESTART IDENTITY CASCADE');
 }
 
-/** Refreshes planner statistics and the visibility map (index-only scans for the counts). */
+/**
+ * Refreshes planner statistics and the visibility map (index-only scans for the counts).
+ * @param {ClientBase} client
+ * @param {string[]} [tables]
+ * @returns {Promise<void>}
+ */
 export async function vacuumAnalyze(client, tables = ['users', 'posts']) {
   for (const table of tables) await client.query(`VACUUM (ANALYZE) ${table}`);
 }

@@ -4,9 +4,22 @@ import path from 'node:path';
 import { freePorts } from './ports.mjs';
 import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
 
+/**
+ * @typedef {object} Etcd
+ * @property {string} url http://127.0.0.1:PORT (client URL)
+ * @property {number} port
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => Promise<void>} stop
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The etcd binary, or undefined when it is not installed. */
+/**
+ * The etcd binary, or undefined when it is not installed.
+ * @returns {string | undefined}
+ */
 export function etcdPath() {
   return findTool('etcd');
 }
@@ -14,6 +27,8 @@ export function etcdPath() {
 /**
  * Starts etcd on free 127.0.0.1 ports and waits until it reports itself healthy. Returns its
  * client `url`, `port`, PID, `output()` and `stop()` (stops it, removes its directory).
+ * @param {{ name?: string }} [options]
+ * @returns {Promise<Etcd>}
  */
 export async function startEtcd({ name = 'etcd0' } = {}) {
   const binary = etcdPath();
@@ -49,7 +64,7 @@ export async function startEtcd({ name = 'etcd0' } = {}) {
   for (;;) {
     const healthy = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })
       .then((response) => response.json())
-      .then((body) => body.health === 'true')
+      .then((body) => /** @type {{ health?: string }} */ (body).health === 'true')
       .catch(() => false);
     if (healthy) break;
     if (!daemon.running() || Date.now() > deadline) {

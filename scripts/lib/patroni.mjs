@@ -12,21 +12,101 @@ import { haproxyPath } from './haproxy.mjs';
 import { freePorts } from './ports.mjs';
 import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system-tools.mjs';
 
+/**
+ * @typedef {object} PatroniTimings
+ * @property {number} ttl Seconds the leader key lives without renewal.
+ * @property {number} loop_wait Seconds between two runs of each member's HA loop.
+ * @property {number} retry_timeout Seconds Patroni retries etcd and PostgreSQL operations before
+ *   giving up.
+ */
+
+/**
+ * @typedef {object} PatroniMember
+ * @property {string} name
+ * @property {number} restPort
+ * @property {number} pgPort
+ * @property {string} restUrl http://127.0.0.1:REST_PORT
+ * @property {string} dataDir
+ * @property {number | undefined} pid The Patroni daemon's PID.
+ * @property {() => string} output
+ * @property {() => boolean} running
+ * @property {() => number | undefined} postmasterPid
+ * @property {(database?: string) => string} url postgres://postgres@127.0.0.1:PG_PORT/DATABASE
+ *   (trust auth), straight to this member.
+ * @property {() => Promise<PatroniStatus | undefined>} status
+ * @property {() => Promise<number | undefined>} walReceiverPid
+ * @property {() => Promise<number[]>} kill SIGKILL to Patroni, its postmaster and the
+ *   postmaster's children; resolves with their PIDs.
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * @typedef {object} PatroniStatus GET /patroni: a member's own view of itself.
+ * @property {string} [role]
+ * @property {string} [state]
+ * @property {number} [timeline]
+ */
+
+/**
+ * @typedef {object} TopologyMember
+ * @property {string} name
+ * @property {'leader' | 'sync_standby' | 'replica' | string} role
+ * @property {string} state
+ * @property {number} [timeline]
+ * @property {number | string} [lag]
+ */
+
+/**
+ * @typedef {object} PatroniCluster
+ * @property {string} scope
+ * @property {PatroniTimings} timings
+ * @property {PatroniMember[]} members
+ * @property {() => Promise<TopologyMember[]>} topology
+ * @property {() => Promise<PatroniMember | undefined>} primary
+ * @property {(options?: {
+ *   exclude?: PatroniMember;
+ *   withSyncStandby?: boolean;
+ *   timeoutMs?: number;
+ * }) => Promise<PatroniMember>} waitForPrimary
+ * @property {(
+ *   leader: PatroniMember,
+ *   candidate: PatroniMember,
+ * ) => Promise<{ status: number; text: string }>} switchover
+ * @property {(lost: PatroniMember, options?: { timeoutMs?: number }) => Promise<PatroniMember>} replace
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * @typedef {object} MemberOptions
+ * @property {string} scope
+ * @property {string} name
+ * @property {string} etcdUrl
+ * @property {PatroniTimings} timings
+ * @property {Record<string, string | number>} parameters
+ */
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The patroni binary, or undefined when it is not installed. */
+/**
+ * The patroni binary, or undefined when it is not installed.
+ * @returns {string | undefined}
+ */
 export function patroniPath() {
   return findTool('patroni');
 }
 
-/** What the failover test needs and this machine lacks (empty when it can run). */
+/**
+ * What the failover test needs and this machine lacks (empty when it can run).
+ * @returns {string[]}
+ */
 export function missingFailoverTools() {
-  return [
+  return /** @type {[string, string | undefined][]} */ ([
     ['patroni', patroniPath()],
     ['etcd-server', etcdPath()],
     ['haproxy', haproxyPath()],
     ['postgresql-15', findPostgresBin('pg_basebackup')],
-  ]
+  ])
     .filter(([, found]) => !found)
     .map(([name]) => name);
 }
@@ -35,9 +115,15 @@ export function missingFailoverTools() {
  * Short timings so that a failover takes seconds: the leader key lives `ttl` seconds, each member
  * runs its HA loop every `loop_wait` seconds, and gives up on etcd or PostgreSQL after
  * `retry_timeout` (Patroni wants loop_wait + 2 * retry_timeout <= ttl).
+ * @type {PatroniTimings}
  */
 export const FAST_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4 };
 
+/**
+ * @param {number} pid
+ * @param {NodeJS.Signals} name
+ * @returns {boolean}
+ */
 function signal(pid, name) {
   try {
     process.kill(pid, name);
@@ -47,8 +133,13 @@ function signal(pid, name) {
   }
 }
 
-/** PIDs whose parent is `parent` (read from /proc), e.g. a postmaster's backends. */
+/**
+ * PIDs whose parent is `parent` (read from /proc), e.g. a postmaster's backends.
+ * @param {number} parent
+ * @returns {number[]}
+ */
 function childPids(parent) {
+  /** @type {number[]} */
   const children = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -64,6 +155,10 @@ function childPids(parent) {
   return children;
 }
 
+/**
+ * @param {number} pid
+ * @returns {boolean}
+ */
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -74,11 +169,19 @@ function alive(pid) {
   }
 }
 
+/**
+ * @param {string} url
+ * @param {number} [timeoutMs]
+ * @returns {Promise<{ status: number; body: unknown }>}
+ */
 async function getJson(url, timeoutMs = 1000) {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   return { status: response.status, body: await response.json().catch(() => undefined) };
 }
 
+/**
+ * @param {MemberOptions & { dir: string; restPort: number; pgPort: number }} options
+ */
 function memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters }) {
   const host = '127.0.0.1';
   return {
@@ -137,6 +240,10 @@ function memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, pa
   };
 }
 
+/**
+ * @param {MemberOptions & { ports?: [number, number] }} options
+ * @returns {Promise<PatroniMember>}
+ */
 async function startMember({ scope, name, etcdUrl, timings, parameters, ports }) {
   const [restPort, pgPort] = ports ?? (await freePorts(2));
   const { dir, remove } = await serviceTempDir(`users-service-patroni-${name}-`);
@@ -144,7 +251,8 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
   const file = path.join(dir, 'patroni.yml');
   // JSON is YAML; readable by the `postgres` user Patroni runs as.
   await writeFile(file, JSON.stringify(config, null, 2), { mode: 0o644 });
-  const daemon = startDaemon(patroniPath(), [file], {
+  // Defined: startPatroniCluster checked that patroni is installed.
+  const daemon = startDaemon(/** @type {string} */ (patroniPath()), [file], {
     name: `patroni ${name}`,
     env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8' },
   });
@@ -161,6 +269,7 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
     }
   };
 
+  /** @type {PatroniMember} */
   const member = {
     name,
     restPort,
@@ -173,7 +282,8 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
     postmasterPid,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
     /** GET /patroni: this member's own view (role, state, timeline, …). */
-    status: async () => (await getJson(`${restUrl}/patroni`)).body,
+    status: async () =>
+      /** @type {PatroniStatus | undefined} */ ((await getJson(`${restUrl}/patroni`)).body),
     /** The WAL receiver's PID on this (standby) member, or undefined. */
     async walReceiverPid() {
       const client = new pg.Client({
@@ -194,7 +304,11 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
      */
     async kill() {
       const postmaster = postmasterPid();
-      const victims = [daemon.pid, ...(postmaster ? [postmaster, ...childPids(postmaster)] : [])];
+      // Undefined only if the spawn failed; signal() and alive() then take it as already gone.
+      const victims = [
+        /** @type {number} */ (daemon.pid),
+        ...(postmaster ? [postmaster, ...childPids(postmaster)] : []),
+      ];
       for (const pid of victims) signal(pid, 'SIGKILL');
       await daemon.exited;
       const deadline = Date.now() + 10_000;
@@ -223,6 +337,16 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
  * Starts a Patroni cluster of `members` nodes on the etcd at `etcdUrl` in synchronous mode, waits
  * until it has a leader serving `database` (created on it) and a streaming synchronous standby.
  * Returns the members and helpers to read the leader and wait for role changes.
+ * @param {{
+ *   etcdUrl: string;
+ *   database: string;
+ *   members?: number;
+ *   scope?: string;
+ *   timings?: PatroniTimings;
+ *   parameters?: Record<string, string | number>;
+ *   timeoutMs?: number;
+ * }} options
+ * @returns {Promise<PatroniCluster>}
  */
 export async function startPatroniCluster({
   etcdUrl,
@@ -234,7 +358,9 @@ export async function startPatroniCluster({
   timeoutMs = 60_000,
 }) {
   if (!patroniPath()) throw new Error('patroni is not installed (Debian: apt-get install patroni)');
+  /** @type {PatroniMember[]} */
   const members = [];
+  /** @type {PatroniCluster} */
   const cluster = {
     scope,
     timings,
@@ -243,7 +369,9 @@ export async function startPatroniCluster({
     async topology() {
       for (const member of members.filter((m) => m.running())) {
         const reply = await getJson(`${member.restUrl}/cluster`).catch(() => undefined);
-        if (reply?.status === 200) return reply.body.members;
+        if (reply?.status === 200) {
+          return /** @type {{ members: TopologyMember[] }} */ (reply.body).members;
+        }
       }
       return [];
     },

@@ -50,6 +50,7 @@ export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
  * @property {number} [keepChars] How much of the output `output()` keeps (the end of it); all by
  *   default.
  * @property {string} [name]
+ * @property {string} [execPath] The node binary to run it with; this process's own by default.
  */
 
 /** @param {number} ms */
