@@ -50,7 +50,7 @@ export function send(
 ) {
   const { hostname, port } = new URL(base);
   const pieces = body === undefined ? [] : [body].flat();
-  /** @type {Record<string, string>} */
+  /** @type {Record<string, string | string[]>} */
   const all = { ...headers };
   if (body !== undefined && !chunked) {
     all['content-length'] = String(
