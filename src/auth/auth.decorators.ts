@@ -1,12 +1,10 @@
 import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { BEARER_SECURITY } from '../http/openapi.js';
 import { ErrorBodyDto } from '../http/openapi.decorators.js';
 import { GrpcAuthGuard } from './grpc-auth.guard.js';
 import { HttpAuthGuard } from './http-auth.guard.js';
 import { AUTH_REQUIREMENT, type AuthRequirement, type Scope } from './scopes.js';
-
-/** Name of the bearer security scheme in the OpenAPI document (src/openapi.ts). */
-export const BEARER_SECURITY = 'bearer';
 
 /**
  * The guards are bound per handler, not globally: a route that declares nothing (health, docs,

@@ -3,10 +3,11 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../project-root.js';
-import { BEARER_SECURITY } from '../auth/auth.decorators.js';
 import { REQUEST_ID_HEADER } from './openapi.decorators.js';
 
 export const API_KEY_SECURITY = 'api-key';
+/** The bearer (JWT) scheme of the document; src/auth's decorators put it on each operation. */
+export const BEARER_SECURITY = 'bearer';
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
