@@ -89,21 +89,7 @@ export async function startHaproxy({ backends }) {
     pid: daemon.pid,
     output: daemon.output,
     /** Each backend server's check status by name (s0, s1, …): UP, DOWN, "UP 1/2", … */
-    async serverStates() {
-      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
-      const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
-      const columns = header.split(',');
-      /**
-       * @param {string} row
-       * @param {string} name
-       */
-      const at = (row, name) => row.split(',')[columns.indexOf(name)];
-      return Object.fromEntries(
-        rows
-          .filter((row) => at(row, 'pxname') === 'service' && /^s\d+$/.test(at(row, 'svname')))
-          .map((row) => [at(row, 'svname'), at(row, 'status')]),
-      );
-    },
+    serverStates: () => serverStates(statsPort, 'service'),
     async stop() {
       await daemon.stop('SIGTERM');
       await remove();
@@ -167,27 +153,35 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
     pid: daemon.pid,
     output: daemon.output,
     /** Each member's check status by name: UP, DOWN, "DOWN 1/2", … */
-    async serverStates() {
-      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
-      const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
-      const columns = header.split(',');
-      /**
-       * @param {string} row
-       * @param {string} name
-       */
-      const at = (row, name) => row.split(',')[columns.indexOf(name)];
-      return Object.fromEntries(
-        rows
-          .filter(
-            (row) =>
-              at(row, 'pxname') === 'postgres' && !/^(FRONTEND|BACKEND)$/.test(at(row, 'svname')),
-          )
-          .map((row) => [at(row, 'svname'), at(row, 'status')]),
-      );
-    },
+    serverStates: () => serverStates(statsPort, 'postgres'),
     async stop() {
       await daemon.stop('SIGTERM');
       await remove();
     },
   };
+}
+
+/**
+ * The check status (UP, DOWN, "UP 1/2", …) of each server of the proxy `pxname`, by name, from
+ * HAProxy's CSV statistics page.
+ * @param {number} statsPort
+ * @param {string} pxname
+ * @returns {Promise<Record<string, string>>}
+ */
+async function serverStates(statsPort, pxname) {
+  const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+  const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
+  const columns = header.split(',');
+  /**
+   * @param {string} row
+   * @param {string} name
+   */
+  const at = (row, name) => row.split(',')[columns.indexOf(name)];
+  return Object.fromEntries(
+    rows
+      .filter(
+        (row) => at(row, 'pxname') === pxname && !/^(FRONTEND|BACKEND)$/.test(at(row, 'svname')),
+      )
+      .map((row) => [at(row, 'svname'), at(row, 'status')]),
+  );
 }
