@@ -69,20 +69,9 @@ export async function startHaproxy({ backends }) {
     ...backends.map((backendPort, i) => `  server s${i} 127.0.0.1:${backendPort}`),
     // Where a test reads each server's state (serverStates()).
     'frontend stats',
-    `  bind 127.0.0.1:${statsPort}`,
-    '  stats enable',
-    '  stats uri /stats',
-    '',
+    ...statsSection(statsPort),
   ].join('\n');
-  const file = path.join(dir, 'haproxy.cfg');
-  await writeFile(file, config, { mode: 0o644 });
-  // -db: foreground, no daemon: stopped by its PID. It runs as whoever runs the test.
-  const daemon = await startListening(binary, ['-db', '-f', file], {
-    name: 'haproxy',
-    asUser: false,
-    port,
-    cleanup: remove,
-  });
+  const daemon = await runHaproxy(binary, dir, config, port, remove);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -133,19 +122,9 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
     ),
     'listen stats',
     '  mode http',
-    `  bind 127.0.0.1:${statsPort}`,
-    '  stats enable',
-    '  stats uri /stats',
-    '',
+    ...statsSection(statsPort),
   ].join('\n');
-  const file = path.join(dir, 'haproxy.cfg');
-  await writeFile(file, config, { mode: 0o644 });
-  const daemon = await startListening(binary, ['-db', '-f', file], {
-    name: 'haproxy',
-    asUser: false,
-    port,
-    cleanup: remove,
-  });
+  const daemon = await runHaproxy(binary, dir, config, port, remove);
   return {
     /** @param {string} database */
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
@@ -184,4 +163,32 @@ async function serverStates(statsPort, pxname) {
       )
       .map((row) => [at(row, 'svname'), at(row, 'status')]),
   );
+}
+
+/**
+ * Where a test reads each server's state (serverStates()).
+ * @param {number} statsPort
+ */
+function statsSection(statsPort) {
+  return [`  bind 127.0.0.1:${statsPort}`, '  stats enable', '  stats uri /stats', ''];
+}
+
+/**
+ * Writes `config` into `dir` and runs HAProxy on it in the foreground (-db: no daemon, stopped by
+ * its PID; it runs as whoever runs the test) until it listens on `port`.
+ * @param {string} binary
+ * @param {string} dir
+ * @param {string} config
+ * @param {number} port
+ * @param {() => Promise<void>} remove
+ */
+async function runHaproxy(binary, dir, config, port, remove) {
+  const file = path.join(dir, 'haproxy.cfg');
+  await writeFile(file, config, { mode: 0o644 });
+  return startListening(binary, ['-db', '-f', file], {
+    name: 'haproxy',
+    asUser: false,
+    port,
+    cleanup: remove,
+  });
 }

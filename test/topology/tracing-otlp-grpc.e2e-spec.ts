@@ -11,13 +11,9 @@ import {
   startOtlpGrpcReceiver,
 } from '../../scripts/lib/otlp-grpc-receiver.mjs';
 import type { ReceivedSpan } from '../../scripts/lib/otlp-receiver.mjs';
-import {
-  buildService,
-  type ServiceProcess,
-  startService,
-  waitUntilReady,
-} from '../support/service-process.js';
+import { buildService, type ServiceProcess, startService } from '../support/service-process.js';
 import { testDatabaseUrl } from '../support/test-app.js';
+import { insertUser, startTracedService } from '../support/traced-service.js';
 
 const SERVER = 2; // OTLP SpanKind
 const CLIENT = 3;
@@ -35,22 +31,13 @@ describe('tracing over OTLP/gRPC with B3 and Jaeger propagation (e2e)', () => {
     db = new pg.Client({ connectionString: testDatabaseUrl() });
     await db.connect();
     receiver = await startOtlpGrpcReceiver();
-    service = await startService({
-      DATABASE_URL: testDatabaseUrl(),
-      MIGRATE_ON_BOOT: 'true',
+    service = await startTracedService({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
       OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-tenant=users',
       OTEL_PROPAGATORS: 'tracecontext,baggage,b3multi,jaeger',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-      SHUTDOWN_DRAIN_MS: '0',
     });
-    await waitUntilReady(service, { timeoutMs: 30_000 });
-    const { rows } = await db.query<{ id: number }>(
-      `INSERT INTO users (name, email) VALUES ('Ada', $1) RETURNING id`,
-      [`ada-${hex(4)}@example.com`],
-    );
-    userId = rows[0].id;
+    userId = await insertUser(db);
   });
 
   afterAll(async () => {

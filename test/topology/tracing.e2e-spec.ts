@@ -6,14 +6,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { getUser, usersClient } from '../../scripts/lib/grpc-client.mjs';
 import { type ReceivedSpan, startOtlpReceiver } from '../../scripts/lib/otlp-receiver.mjs';
-import {
-  buildService,
-  type ServiceProcess,
-  startService,
-  waitFor,
-  waitUntilReady,
-} from '../support/service-process.js';
+import { buildService, type ServiceProcess, waitFor } from '../support/service-process.js';
 import { testDatabaseUrl } from '../support/test-app.js';
+import { insertUser, startTracedService } from '../support/traced-service.js';
 
 const SERVER = 2; // OTLP SpanKind
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -77,20 +72,11 @@ describe('distributed tracing (e2e)', () => {
 
     beforeAll(async () => {
       receiver = await startOtlpReceiver();
-      service = await startService({
-        DATABASE_URL: testDatabaseUrl(),
-        MIGRATE_ON_BOOT: 'true',
+      service = await startTracedService({
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '50',
-        SHUTDOWN_DRAIN_MS: '0',
       });
-      await waitUntilReady(service, { timeoutMs: 30_000 });
-      const { rows } = await db.query<{ id: number }>(
-        `INSERT INTO users (name, email) VALUES ('Ada', $1) RETURNING id`,
-        [`ada-${hex(4)}@example.com`],
-      );
-      userId = rows[0].id;
+      userId = await insertUser(db);
     });
 
     afterAll(async () => {
@@ -199,14 +185,7 @@ describe('distributed tracing (e2e)', () => {
     beforeAll(async () => {
       receiver = await startOtlpReceiver();
       // Everything of a traced run but the endpoint: a receiver that must hear nothing.
-      service = await startService({
-        DATABASE_URL: testDatabaseUrl(),
-        MIGRATE_ON_BOOT: 'true',
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '50',
-        SHUTDOWN_DRAIN_MS: '0',
-      });
-      await waitUntilReady(service, { timeoutMs: 30_000 });
+      service = await startTracedService({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
     });
 
     afterAll(async () => {
