@@ -105,11 +105,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
           if (!errorKindOf(error)) throw error;
           await this.keys.endCreate(false);
           failure = { error };
-          created = {
-            status: toHttpError(error).status,
-            headers: {},
-            body: toHttpError(error).body,
-          };
+          const { status, body } = toHttpError(error);
+          created = { status, headers: {}, body };
         }
         await this.keys.storeOutcome(key, created);
         return created;
