@@ -11,7 +11,7 @@ const SLOTS = 16;
  *    it exact with one upsert per statement, not per row. A list's total is the sum of its rows.
  *    The user counters are split into 16 slots (chosen by backend pid) so that concurrent creates
  *    do not queue on one hot row; a user's post counter has one slot and is deleted at zero.
- *    Keys: `users`, `users.role:<role>`, `posts.user:<user id>` (src/database/list-counts.ts).
+ *    Keys: `users`, `users.role:<role>`, `posts.user:<user id>` (src/lists/list-counts.ts).
  * 2. Keyset pagination: indexes ending in id for the common walks (default order, -createdAt with
  *    and without role, name), and timestamps at millisecond precision, the precision the API
  *    shows and a cursor carries, so a cursor's timestamp compares exactly.

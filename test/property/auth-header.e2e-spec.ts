@@ -1,7 +1,7 @@
 // Property-based test (fast-check) of the Authorization header with authentication on: whatever
 // a client sends there (any header values, Bearer with random or mangled tokens, several
 // headers), the answer is a 401 with {"error"} and a WWW-Authenticate challenge, never a 5xx, and
-// a valid token still passes. Seeded and bounded like test/fuzz.e2e-spec.ts (FUZZ_SEED, FUZZ_RUNS).
+// a valid token still passes. Seeded and bounded like the other property tests in test/property/ (FUZZ_SEED, FUZZ_RUNS).
 import fc from 'fast-check';
 import { send } from '../../scripts/lib/http-client.mjs';
 import { createTestApp, type TestApp } from '../support/test-app.js';
