@@ -92,7 +92,7 @@ export async function measureInterleaved(
         const result = await measureRun(generator, target, endpoint, options);
         (results[target.kind][endpoint.key] ??= []).push(result);
         log(
-          `  ${target.kind.padEnd(8)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
+          `  ${target.kind.padEnd(11)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
             `  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms  errors ${result.errors}` +
             `  other CPU ${fmt(result.otherCpuPct, 0)}%` +
             (result.cpuUs
