@@ -18,7 +18,7 @@ import {
   signingKey,
 } from '../scripts/lib/identity-provider.mjs';
 import { connect, startDatabase } from './database.mjs';
-import { authLoad } from './load/wrk-auth.mjs';
+import { authLoad } from './load/wrk.mjs';
 import { seedUsers } from './seed.mjs';
 import { build, migrate, startTarget } from './targets.mjs';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** `traced`: the service with tracing on (`--tracing` adds it). */
-export const TARGET_KINDS = ['service', 'baseline', 'express', 'traced'];
+export const TARGET_KINDS = ['service', 'baseline', 'express', 'nest-sample', 'traced'];
 export const ENDPOINT_KEYS = [
   'health',
   'user',
@@ -35,7 +35,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       repetitions: { type: 'string' },
       connections: { type: 'string', default: '50' },
       only: { type: 'string' },
-      targets: { type: 'string', default: 'service,baseline,express' },
+      targets: { type: 'string', default: 'service,baseline,express,nest-sample' },
       users: { type: 'string' },
       posts: { type: 'string' },
       sizes: { type: 'string' },

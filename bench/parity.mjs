@@ -1,6 +1,8 @@
 // Response parity: the baseline and the Express ceiling must answer like the service (status,
-// body shape, list and POST headers), or the comparison is unfair. Checked once per target, on the
-// seeded data, before any load.
+// body shape, list and POST headers), or the comparison is unfair. The NestJS sample answers the
+// routes the benchmark loads with the same items and the same values in the fields it shares with
+// the service (it returns its entities as they are, and has no list headers, request ids or
+// writes). Checked once per target, on the seeded data, before any load.
 import { BENCH_POST_ROLE } from './seed.mjs';
 
 export const PROBES = [
@@ -17,11 +19,22 @@ export const PROBES = [
   '/users/abc',
   '/users?limit=0',
 ];
+/** The probes the NestJS sample answers: the benchmark's routes, with no page, sort or limit of its own. */
+export const SAMPLE_PROBES = [
+  '/health',
+  '/users/1',
+  '/users/10',
+  '/users?role=editor&sort=-createdAt&limit=20',
+  '/users/7/posts',
+  '/users/2147483647',
+  '/users/abc',
+];
 const COMPARED_HEADERS = ['content-type', 'x-total-count', 'link', 'location'];
 
-export async function probe(target) {
+/** The answers of `target` to the probes: the GETs of `paths`, then a POST /users (`create`). */
+export async function probe(target, { paths = PROBES, create = true } = {}) {
   const answers = {};
-  for (const probePath of PROBES) {
+  for (const probePath of paths) {
     const response = await fetch(target.base + probePath);
     answers[`GET ${probePath}`] = {
       status: response.status,
@@ -30,6 +43,7 @@ export async function probe(target) {
       body: await response.json(),
     };
   }
+  if (!create) return answers;
   const response = await fetch(`${target.base}/users`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -63,6 +77,41 @@ export function compareProbes(service, baseline, kind = 'baseline') {
       );
     if (comparable(expected) !== comparable(actual)) {
       problems.push(`${name}: service ${comparable(expected)} vs ${kind} ${comparable(actual)}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Differences between the service's answers and the NestJS sample's, on the sample's probes:
+ * the same status and Content-Type, and for a success the same items with the same values in
+ * every field the service's item has (the sample's entities carry more: `version`, a null
+ * `email`). An error's body is not compared (Nest's default error body is its own).
+ */
+export function compareShared(service, sample, kind = 'nest-sample') {
+  const problems = [];
+  for (const [name, actual] of Object.entries(sample)) {
+    const expected = service[name];
+    const shared = (item, like) =>
+      Object.fromEntries(Object.keys(like).map((key) => [key, item?.[key]]));
+    const sameBody =
+      actual.status >= 400 ||
+      (Array.isArray(expected.body)
+        ? Array.isArray(actual.body) &&
+          actual.body.length === expected.body.length &&
+          expected.body.every(
+            (item, i) => JSON.stringify(shared(actual.body[i], item)) === JSON.stringify(item),
+          )
+        : JSON.stringify(shared(actual.body, expected.body)) === JSON.stringify(expected.body));
+    if (
+      actual.status !== expected.status ||
+      actual.headers['content-type'] !== expected.headers['content-type'] ||
+      !sameBody
+    ) {
+      problems.push(
+        `${name}: service ${expected.status} ${JSON.stringify(expected.body).slice(0, 200)} vs ` +
+          `${kind} ${actual.status} ${JSON.stringify(actual.body).slice(0, 200)}`,
+      );
     }
   }
   return problems;

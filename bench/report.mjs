@@ -1,6 +1,7 @@
 // The benchmark's report: per endpoint and target, the median of the repetitions and their spread
-// (min–max) of req/s, the median p50 and p99, the ratios service ÷ baseline and service ÷ Express
-// ceiling, and the CPU per request; as markdown on stdout and as JSON for bench/results/.
+// (min–max) of req/s, the median p50 and p99, the ratios service ÷ baseline, service ÷ Express
+// ceiling and service ÷ NestJS sample, and the CPU per request; as markdown on stdout and as JSON
+// for bench/results/.
 import { fmt, median, ratio, round, table } from './format.mjs';
 
 /** The repetitions of one (target, endpoint) pair reduced to medians and a spread. */
@@ -51,6 +52,7 @@ export function entries(list, results) {
       const service = summarize(results.service?.[endpoint.key]);
       const baseline = summarize(results.baseline?.[endpoint.key]);
       const bare = summarize(results.express?.[endpoint.key]);
+      const sample = summarize(results['nest-sample']?.[endpoint.key]);
       const entry = {
         name: endpoint.name,
         repetitions: service.runs ?? baseline.runs ?? 0,
@@ -74,14 +76,24 @@ export function entries(list, results) {
         expressRatio: round(ratio(bare.rps, baseline.rps), 3),
         expressP99Ms: round(bare.p99Ms, 3),
         serviceToExpress: round(ratio(service.rps, bare.rps), 3),
+        // The NestJS sample's shape (bench/baseline/nest-sample.mjs): HTTP reads only.
+        sampleRps: round(sample.rps, 1),
+        sampleRpsMin: round(sample.rpsMin, 1),
+        sampleRpsMax: round(sample.rpsMax, 1),
+        sampleP99Ms: round(sample.p99Ms, 3),
+        sampleErrors: sample.errors ?? null,
+        serviceToSample: round(ratio(service.rps, sample.rps), 3),
       };
       // Shown in the tables, not stored: CPU taken by other jobs, and CPU per request.
       return Object.defineProperties(entry, {
         other: {
-          value: [service, baseline, bare].map((s) => s.otherCpuPct),
+          value: [service, baseline, bare, sample].map((s) => s.otherCpuPct),
           enumerable: false,
         },
-        cpu: { value: { service: service.cpuUs, baseline: baseline.cpuUs }, enumerable: false },
+        cpu: {
+          value: { service: service.cpuUs, baseline: baseline.cpuUs, sample: sample.cpuUs },
+          enumerable: false,
+        },
       });
     });
 }
@@ -89,6 +101,7 @@ export function entries(list, results) {
 const spread = (median, min, max, digits = 0) =>
   median === null ? '–' : `${fmt(median, digits)} (${fmt(min, digits)}–${fmt(max, digits)})`;
 const times = (r) => (r === null ? '–' : `${r.toFixed(2)}×`);
+const bold = (r) => (r === null ? '–' : `**${r.toFixed(2)}×**`);
 
 /** The throughput and latency table, and the CPU-per-request table, as markdown. */
 export function markdown(rows) {
@@ -98,12 +111,14 @@ export function markdown(rows) {
       'service req/s median (min–max)',
       'baseline req/s',
       'Express 5 ceiling req/s',
+      'NestJS sample req/s',
       'service ÷ baseline',
       'service ÷ Express',
-      'p99 ms median: service (baseline, Express)',
+      'service ÷ sample',
+      'p99 ms median: service (baseline, Express, sample)',
       'p50 ms: service (baseline)',
-      'errors (baseline)',
-      'other CPU % max (baseline, Express)',
+      'errors (baseline, sample)',
+      'other CPU % max (baseline, Express, sample)',
       'target',
     ],
     rows.map((e) => [
@@ -111,12 +126,14 @@ export function markdown(rows) {
       spread(e.rps, e.rpsMin, e.rpsMax),
       spread(e.baselineRps, e.baselineRpsMin, e.baselineRpsMax),
       spread(e.expressRps, e.expressRpsMin, e.expressRpsMax),
-      e.ratio === null ? '–' : `**${e.ratio.toFixed(2)}×**`,
-      e.serviceToExpress === null ? '–' : `**${e.serviceToExpress.toFixed(2)}×**`,
-      `${fmt(e.p99Ms, 2)} (${fmt(e.baselineP99Ms, 2)}, ${fmt(e.expressP99Ms, 2)})`,
+      spread(e.sampleRps, e.sampleRpsMin, e.sampleRpsMax),
+      bold(e.ratio),
+      bold(e.serviceToExpress),
+      bold(e.serviceToSample),
+      `${fmt(e.p99Ms, 2)} (${fmt(e.baselineP99Ms, 2)}, ${fmt(e.expressP99Ms, 2)}, ${fmt(e.sampleP99Ms, 2)})`,
       `${fmt(e.p50Ms, 2)} (${fmt(e.baselineP50Ms, 2)})`,
-      `${e.errors ?? '–'} (${e.baselineErrors ?? '–'})`,
-      `${fmt(e.other[0], 0)} (${fmt(e.other[1], 0)}, ${fmt(e.other[2], 0)})`,
+      `${e.errors ?? '–'} (${e.baselineErrors ?? '–'}, ${e.sampleErrors ?? '–'})`,
+      `${fmt(e.other[0], 0)} (${fmt(e.other[1], 0)}, ${fmt(e.other[2], 0)}, ${fmt(e.other[3], 0)})`,
       e.ratio === null && e.serviceToExpress === null ? '–' : targetCheck(e),
     ]),
   );
@@ -127,6 +144,8 @@ export function markdown(rows) {
       'app CPU µs/req',
       'baseline app',
       'app ×',
+      'NestJS sample app',
+      'app × sample',
       'PostgreSQL µs/req (baseline)',
       'load generator µs/req (baseline)',
     ],
@@ -135,6 +154,8 @@ export function markdown(rows) {
       fmt(cpu(e, 'service', 'app'), 0),
       fmt(cpu(e, 'baseline', 'app'), 0),
       times(ratio(cpu(e, 'service', 'app'), cpu(e, 'baseline', 'app'))),
+      fmt(cpu(e, 'sample', 'app'), 0),
+      times(ratio(cpu(e, 'service', 'app'), cpu(e, 'sample', 'app'))),
       `${fmt(cpu(e, 'service', 'postgres'), 0)} (${fmt(cpu(e, 'baseline', 'postgres'), 0)})`,
       `${fmt(cpu(e, 'service', 'load'), 0)} (${fmt(cpu(e, 'baseline', 'load'), 0)})`,
     ]),

@@ -1,13 +1,14 @@
 // `npm run bench`: the production build of the service, as deployed, beside a hand-written raw
-// baseline and the bare Express 5 ceiling (bench/baseline/), on the same seeded PostgreSQL, under
-// the same load, interleaved and repeated. See bench/README.md.
+// baseline, the bare Express 5 ceiling and the shape of the NestJS sample 05-sql-typeorm
+// (bench/baseline/), on the same seeded PostgreSQL, under the same load, interleaved and repeated.
+// See bench/README.md.
 //
 //   npm run bench                     full run: 100k users, 500k posts, 5 s warm-up + 20 s per endpoint, 2 repetitions
 //   npm run bench -- --quick          smaller seed, 1 s + 3 s per endpoint (a few minutes)
 //   npm run bench -- --scale          list latency at concurrency 1 by table size and page depth
 //   npm run bench -- --auth           authentication on vs off, and a first-seen token's cost per algorithm
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
-//            --only health,user,list,posts,grpc,create   --targets service,baseline,express
+//            --only health,user,list,posts,grpc,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per run)
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)
@@ -36,7 +37,7 @@ import { endpoints } from './endpoints.mjs';
 import { secs } from './format.mjs';
 import { chooseLoadGenerator, measureInterleaved } from './load/measure.mjs';
 import { parseOptions } from './options.mjs';
-import { compareProbes, probe, PROBES } from './parity.mjs';
+import { compareProbes, compareShared, probe, PROBES, SAMPLE_PROBES } from './parity.mjs';
 import { printProfiles } from './profile.mjs';
 import { entries, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
@@ -83,7 +84,7 @@ function printReport(list, results, probes, generator, sink) {
   const rows = entries(list, results);
   const tables = markdown(rows);
   console.log(
-    `\n## users service vs raw baseline and Express 5 ceiling (${options.quick ? 'quick' : 'full'}: ` +
+    `\n## users service vs raw baseline, Express 5 ceiling and NestJS sample (${options.quick ? 'quick' : 'full'}: ` +
       `${options.users} users, ${options.posts} posts, ${options.connections} connections, ` +
       `${options.repetitions} interleaved repetitions of ${options.durationS} s per endpoint after ` +
       `${options.warmupS} s of warm-up, load from ${generator}, ${os.cpus().length} cores shared ` +
@@ -92,7 +93,7 @@ function printReport(list, results, probes, generator, sink) {
   console.log(tables.throughput);
   console.log(
     '\nCPU time per answered request, median of the repetitions (from /proc, all cores; the app is ' +
-      'the service or the baseline process, PostgreSQL all its processes, the load generator ' +
+      'the service, the baseline or the NestJS sample process, PostgreSQL all its processes, the load generator ' +
       'this script and wrk):\n',
   );
   console.log(tables.cpu);
@@ -114,6 +115,14 @@ function printReport(list, results, probes, generator, sink) {
       problems.length === 0
         ? `\nResponse parity: the ${kind} answered ${PROBES.length + 1} probe requests with the same status, body and headers as the service.`
         : `\nResponse parity problems of the ${kind} (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
+    );
+  }
+  if (probes.service && probes['nest-sample']) {
+    const problems = compareShared(probes.service, probes['nest-sample']);
+    console.log(
+      problems.length === 0
+        ? `\nResponse parity: the nest-sample answered ${SAMPLE_PROBES.length} probe requests with the same status and Content-Type as the service, and the same items and values in the fields they share.`
+        : `\nResponse parity problems of the nest-sample (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
     );
   }
   return rows;
@@ -155,7 +164,10 @@ async function benchmark() {
       ...context,
     });
     targets.push(target);
-    probes[kind] = await probe(target);
+    probes[kind] = await probe(
+      target,
+      kind === 'nest-sample' ? { paths: SAMPLE_PROBES, create: false } : undefined,
+    );
   }
   await undoWrites();
   log(

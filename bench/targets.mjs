@@ -1,6 +1,6 @@
-// The processes under test: the built service as deployed, the raw node:http baseline and the
-// Express 5 ceiling (bench/baseline/), each started on free loopback ports through the shared
-// service-process module, with the same database and pool size.
+// The processes under test: the built service as deployed, the raw node:http baseline, the
+// Express 5 ceiling and the NestJS sample's shape (bench/baseline/), each started on free loopback
+// ports through the shared service-process module, with the same database and pool size.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,9 +19,20 @@ const ENTRIES = {
   service: SERVICE_ENTRY,
   baseline: path.join(ROOT, 'bench', 'baseline', 'http-server.mjs'),
   express: path.join(ROOT, 'bench', 'baseline', 'express-server.mjs'),
+  'nest-sample': path.join(ROOT, 'bench', 'baseline', 'nest-sample.mjs'),
   // The service again, with tracing on (bench/tracing.mjs sets its OTEL_* variables).
   traced: SERVICE_ENTRY,
 };
+/**
+ * Whether a target is measured on an endpoint: rows marked `serviceOnly` measure features only
+ * the service has; the Express ceiling's gRPC server is the baseline's (not measured twice); the
+ * NestJS sample has neither gRPC nor writes.
+ */
+export function measures(kind, endpoint) {
+  if (endpoint.serviceOnly) return kind === 'service';
+  if (kind === 'nest-sample') return !endpoint.grpc && endpoint.method !== 'POST';
+  return !(endpoint.grpc && kind === 'express');
+}
 /** What the benchmark keeps of a target's output: enough for the error message if it dies. */
 const KEEP_CHARS = 64 * 1024;
 

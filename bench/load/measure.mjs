@@ -4,6 +4,7 @@
 // number of requests; its CPU cost is taken from /proc around it.
 import { cpuPerRequest, cpuSnapshot, foreignCpu, waitIdle } from '../cpu.mjs';
 import { fmt } from '../format.mjs';
+import { measures } from '../targets.mjs';
 import { runGrpcLoad } from './grpc.mjs';
 import { autocannonLoad } from './autocannon.mjs';
 import { findWrk, wrkLoad } from './wrk.mjs';
@@ -77,9 +78,7 @@ export async function measureInterleaved(
     log(`repetition ${rep} of ${options.repetitions}: ${order.map((t) => t.kind).join(', ')}`);
     for (const endpoint of list) {
       for (const target of order) {
-        // The Express ceiling is HTTP only: its gRPC server is the baseline's.
-        if (endpoint.grpc && target.kind === 'express') continue;
-        if (endpoint.serviceOnly && target.kind !== 'service') continue;
+        if (!measures(target.kind, endpoint)) continue;
         if (options.waitIdleS) await waitIdle(options.waitIdleS, log);
         if (rep === 1 && options.warmupS > 0) {
           await load(generator, target, endpoint, {
@@ -93,7 +92,7 @@ export async function measureInterleaved(
         const result = await measureRun(generator, target, endpoint, options);
         (results[target.kind][endpoint.key] ??= []).push(result);
         log(
-          `  ${target.kind.padEnd(8)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
+          `  ${target.kind.padEnd(11)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
             `  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms  errors ${result.errors}` +
             `  other CPU ${fmt(result.otherCpuPct, 0)}%` +
             (result.cpuUs

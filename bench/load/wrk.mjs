@@ -2,14 +2,16 @@
 // costs the two shared cores far less than autocannon in Node. Closed loop, N keep-alive
 // connections; the Lua script (wrk-requests.lua) builds the requests, counts answers by status
 // and stops each thread at its share of the request budget. Latency percentiles come from wrk's
-// own `--latency` distribution (p50, p75, p90, p99).
+// own `--latency` distribution (p50, p75, p90, p99). The runs of `--auth` (wrk-auth.lua: a
+// bearer token per connection) go through the same runner.
 import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_POST_ROLE, ROLES } from '../seed.mjs';
 import { succeeded } from './autocannon.mjs';
 
-const SCRIPT = path.join(import.meta.dirname, 'wrk-requests.lua');
+const REQUESTS_SCRIPT = path.join(import.meta.dirname, 'wrk-requests.lua');
+const AUTH_SCRIPT = path.join(import.meta.dirname, 'wrk-auth.lua');
 /** How long past its duration a wrk run may take before it is killed (a hang, not a slow run). */
 const GRACE_MS = 30_000;
 
@@ -53,19 +55,14 @@ export function parseWrkOutput(text) {
 }
 
 /**
- * One wrk run of `endpoint` against `target` (127.0.0.1 only) for `durationS`, at most
- * `maxRequests` answers. Resolves with req/s of 2xx answers, percentiles and errors.
+ * One wrk run against `base` (127.0.0.1 only) for `durationS` with `connections` keep-alive
+ * connections on `threads` threads, requests from the Lua `script` given `scriptArgs`; killed
+ * if it runs 30 s past its duration. Resolves with its parsed report.
  */
-export async function wrkLoad(
-  target,
-  endpoint,
-  { durationS, connections, users, seed, maxRequests },
-) {
-  const url = new URL(target.base);
-  if (url.hostname !== '127.0.0.1')
-    throw new Error(`refusing to load ${target.base}: not 127.0.0.1`);
-  // On two cores one thread is plenty for wrk; more would take CPU from the target.
-  const threads = Math.max(1, Math.min(4, Math.floor(os.cpus().length / 2), connections));
+async function runWrk({ base, threads, connections, durationS, script, scriptArgs }) {
+  if (new URL(base).hostname !== '127.0.0.1') {
+    throw new Error(`refusing to load ${base}: not 127.0.0.1`);
+  }
   const args = [
     `-t${threads}`,
     `-c${connections}`,
@@ -74,16 +71,10 @@ export async function wrkLoad(
     '10s',
     '--latency',
     '-s',
-    SCRIPT,
-    target.base,
+    script,
+    base,
     '--',
-    endpoint.key,
-    String(users),
-    String(seed),
-    String(Math.ceil(maxRequests / threads)),
-    `${Date.now().toString(36)}-${target.kind}`,
-    ROLES.join(','),
-    BENCH_POST_ROLE,
+    ...scriptArgs,
   ];
   const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -101,6 +92,36 @@ export async function wrkLoad(
   if (!Number.isFinite(parsed.p99Ms) || !Number.isFinite(parsed.durationS)) {
     throw new Error(`wrk's report not understood:\n${output}`);
   }
+  return parsed;
+}
+
+/**
+ * One wrk run of `endpoint` against `target` for `durationS`, at most `maxRequests` answers.
+ * Resolves with req/s of 2xx answers, percentiles and errors.
+ */
+export async function wrkLoad(
+  target,
+  endpoint,
+  { durationS, connections, users, seed, maxRequests },
+) {
+  // On two cores one thread is plenty for wrk; more would take CPU from the target.
+  const threads = Math.max(1, Math.min(4, Math.floor(os.cpus().length / 2), connections));
+  const parsed = await runWrk({
+    base: target.base,
+    threads,
+    connections,
+    durationS,
+    script: REQUESTS_SCRIPT,
+    scriptArgs: [
+      endpoint.key,
+      String(users),
+      String(seed),
+      String(Math.ceil(maxRequests / threads)),
+      `${Date.now().toString(36)}-${target.kind}`,
+      ROLES.join(','),
+      BENCH_POST_ROLE,
+    ],
+  });
   let ok = 0;
   let non2xx = 0;
   for (const [code, n] of Object.entries(parsed.statuses)) {
@@ -118,4 +139,22 @@ export async function wrkLoad(
     errors: non2xx + socketErrors,
     detail: { statuses: parsed.statuses, socketErrors: parsed.socketErrors },
   };
+}
+
+/**
+ * One wrk run of `npm run bench -- --auth` (bench/auth.mjs): GET /users/:id on one thread, with a
+ * bearer token per connection from `tokensFile` (wrk-auth.lua), or none. Resolves with wrk's
+ * parsed report.
+ */
+export async function authLoad(target, { durationS, connections, users, tokensFile }) {
+  if (!findWrk()) throw new Error('--auth needs wrk (Debian package wrk)');
+  const threads = 1;
+  return runWrk({
+    base: target.base,
+    threads,
+    connections,
+    durationS,
+    script: AUTH_SCRIPT,
+    scriptArgs: [String(users), '1', String(threads), ...(tokensFile ? [tokensFile] : [])],
+  });
 }
