@@ -1,8 +1,9 @@
 // Response parity: the baseline and the Express ceiling must answer like the service (status,
 // body shape, list and POST headers), or the comparison is unfair. The NestJS sample answers the
-// routes the benchmark loads with the same items and the same values in the fields it shares with
-// the service (it returns its entities as they are, and has no list headers, request ids or
-// writes). Checked once per target, on the seeded data, before any load.
+// routes the benchmark loads with the same status, the same items, the same values in the fields
+// it shares with the service and the same list totals (it returns its entities as they are, and
+// has no Link headers, request ids or writes). Checked once per target, on the seeded data,
+// before any load.
 import { BENCH_POST_ROLE } from './seed.mjs';
 
 export const PROBES = [
@@ -27,6 +28,7 @@ export const SAMPLE_PROBES = [
   '/users?role=editor&sort=-createdAt&limit=20',
   '/users/7/posts',
   '/users/2147483647',
+  '/users/2147483647/posts',
   '/users/abc',
 ];
 const COMPARED_HEADERS = ['content-type', 'x-total-count', 'link', 'location'];
@@ -84,9 +86,10 @@ export function compareProbes(service, baseline, kind = 'baseline') {
 
 /**
  * Differences between the service's answers and the NestJS sample's, on the sample's probes:
- * the same status and Content-Type, and for a success the same items with the same values in
- * every field the service's item has (the sample's entities carry more: `version`, a null
- * `email`). An error's body is not compared (Nest's default error body is its own).
+ * the same status, Content-Type and X-Total-Count, and for a success the same items with the
+ * same values in every field the service's item has (the sample's entities carry more:
+ * `version`, a null `email`). An error's body is not compared (Nest's default error body is its
+ * own).
  */
 export function compareShared(service, sample, kind = 'nest-sample') {
   const problems = [];
@@ -106,11 +109,13 @@ export function compareShared(service, sample, kind = 'nest-sample') {
     if (
       actual.status !== expected.status ||
       actual.headers['content-type'] !== expected.headers['content-type'] ||
+      actual.headers['x-total-count'] !== expected.headers['x-total-count'] ||
       !sameBody
     ) {
+      const total = (answer) => `total ${answer.headers['x-total-count'] ?? 'none'}`;
       problems.push(
-        `${name}: service ${expected.status} ${JSON.stringify(expected.body).slice(0, 200)} vs ` +
-          `${kind} ${actual.status} ${JSON.stringify(actual.body).slice(0, 200)}`,
+        `${name}: service ${expected.status} ${total(expected)} ${JSON.stringify(expected.body).slice(0, 200)} vs ` +
+          `${kind} ${actual.status} ${total(actual)} ${JSON.stringify(actual.body).slice(0, 200)}`,
       );
     }
   }

@@ -121,7 +121,7 @@ function printReport(list, results, probes, generator, sink) {
     const problems = compareShared(probes.service, probes['nest-sample']);
     console.log(
       problems.length === 0
-        ? `\nResponse parity: the nest-sample answered ${SAMPLE_PROBES.length} probe requests with the same status and Content-Type as the service, and the same items and values in the fields they share.`
+        ? `\nResponse parity: the nest-sample answered ${SAMPLE_PROBES.length} probe requests with the same status, Content-Type and X-Total-Count as the service, and the same items and values in the fields they share.`
         : `\nResponse parity problems of the nest-sample (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
     );
   }

@@ -4,14 +4,17 @@
 // → UsersService → TypeORM repositories:
 //
 //   GET /users/:id          ParseIntPipe, then repository.findOneBy({ id }); 404 when missing
-//   GET /users?role=&limit=  find({ where: { role }, order: newest first, take: limit ?? 20 })
-//   GET /users/:id/posts    the author's posts: find({ where: { userId }, order: id, take: 20 })
+//   GET /users?role=&limit=  findAndCount({ where: { role }, order: newest first, take: limit ?? 20 }),
+//                           the count as X-Total-Count
+//   GET /users/:id/posts    findOneBy the author (404 when missing), then its posts:
+//                           findAndCount({ where: { userId }, order: id, take: 20 }), X-Total-Count
 //
-// The entities are returned as they are (TypeORM's objects, through Nest's default JSON reply
-// and Express's default ETag). Nothing else: no validation beyond ParseIntPipe, no response
-// DTOs, no logging per request, no helmet, no request ids, no totals or Link headers, no
-// existence check before a user's posts, no gRPC, no writes. /health and /health/ready are there
-// for the benchmark to load and to wait on.
+// The lists give the service's answers (the same items, the same total, the same 404 for an
+// unknown user) written the way the docs teach: the total is TypeORM's count of the matching rows,
+// run on every request. The entities are returned as they are (TypeORM's objects, through Nest's
+// default JSON reply and Express's default ETag). Nothing else: no validation beyond ParseIntPipe,
+// no response DTOs, no logging per request, no helmet, no request ids, no Link headers, no gRPC,
+// no writes. /health and /health/ready are there for the benchmark to load and to wait on.
 //
 // Plain ESM so that `npm run bench` runs it with no build step: the decorators are applied with
 // Reflect.decorate and the `design:paramtypes` metadata is written out, as `nest build` (tsc)
@@ -28,6 +31,7 @@ import {
   Param,
   ParseIntPipe,
   Query,
+  Res,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
@@ -89,8 +93,9 @@ class UsersService {
     this.postsRepository = postsRepository;
   }
 
+  /** The page and the number of matching users: [users, total]. */
   findAll(role, limit) {
-    return this.usersRepository.find({
+    return this.usersRepository.findAndCount({
       where: role === undefined ? {} : { role },
       order: { createdAt: 'DESC', id: 'ASC' },
       take: limit ?? 20,
@@ -101,8 +106,15 @@ class UsersService {
     return this.usersRepository.findOneBy({ id });
   }
 
-  findPosts(userId) {
-    return this.postsRepository.find({ where: { userId }, order: { id: 'ASC' }, take: 20 });
+  /** The author's first posts and how many it has: [posts, total]; 404 for an unknown user. */
+  async findPosts(userId) {
+    const user = await this.usersRepository.findOneBy({ id: userId });
+    if (!user) throw new NotFoundException(`user ${userId} not found`);
+    return this.postsRepository.findAndCount({
+      where: { userId },
+      order: { id: 'ASC' },
+      take: 20,
+    });
   }
 }
 decorateClass(
@@ -118,8 +130,10 @@ class UsersController {
     this.usersService = usersService;
   }
 
-  findAll(role, limit) {
-    return this.usersService.findAll(role, limit);
+  async findAll(role, limit, response) {
+    const [users, total] = await this.usersService.findAll(role, limit);
+    response.set('X-Total-Count', String(total));
+    return users;
   }
 
   async findOne(id) {
@@ -128,8 +142,10 @@ class UsersController {
     return user;
   }
 
-  findPosts(id) {
-    return this.usersService.findPosts(id);
+  async findPosts(id, response) {
+    const [posts, total] = await this.usersService.findPosts(id);
+    response.set('X-Total-Count', String(total));
+    return posts;
   }
 }
 decorateMember(
@@ -138,7 +154,8 @@ decorateMember(
   Get(),
   param(0, Query('role')),
   param(1, Query('limit', new ParseIntPipe({ optional: true }))),
-  paramTypes(String, Number),
+  param(2, Res({ passthrough: true })),
+  paramTypes(String, Number, Object),
 );
 decorateMember(
   UsersController.prototype,
@@ -152,7 +169,8 @@ decorateMember(
   'findPosts',
   Get(':id/posts'),
   param(0, Param('id', ParseIntPipe)),
-  paramTypes(Number),
+  param(1, Res({ passthrough: true })),
+  paramTypes(Number, Object),
 );
 decorateClass(UsersController, Controller('users'), paramTypes(UsersService));
 
