@@ -3,8 +3,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-/** `traced`: the service with tracing on (`--tracing` adds it). */
-export const TARGET_KINDS = ['service', 'baseline', 'express', 'nest-sample', 'traced'];
+/**
+ * `traced`: the service with tracing on (`--tracing` adds it); `compared`: another build of the
+ * service (`--compare DIR` adds it).
+ */
+export const TARGET_KINDS = ['service', 'baseline', 'express', 'nest-sample', 'traced', 'compared'];
 export const ENDPOINT_KEYS = [
   'health',
   'user',
@@ -48,6 +51,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       pin: { type: 'boolean', default: false },
       'wait-idle': { type: 'string' },
       node: { type: 'string' },
+      compare: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -72,7 +76,11 @@ export function parseOptions(argv = process.argv.slice(2)) {
     posts: Math.round(Number(args.posts ?? (args.quick ? 100_000 : 500_000))),
     sizes: args.sizes,
     targets: [
-      ...new Set([...args.targets.split(',').filter(Boolean), ...(args.tracing ? ['traced'] : [])]),
+      ...new Set([
+        ...args.targets.split(',').filter(Boolean),
+        ...(args.tracing ? ['traced'] : []),
+        ...(args.compare === undefined ? [] : ['compared']),
+      ]),
     ],
     only: args.only?.split(',').filter(Boolean),
     loadGenerator: args['load-generator'],
@@ -85,9 +93,14 @@ export function parseOptions(argv = process.argv.slice(2)) {
     // The runtime of the targets: this one's unless `--node 24` (the pinned Node 24), an exact
     // version or a binary's path.
     node: args.node,
+    // Another checkout of this repository with dist/ built, run beside the service (`compared`).
+    compare: args.compare,
   };
   for (const target of options.targets) {
     if (!TARGET_KINDS.includes(target)) throw new Error(`unknown --targets entry ${target}`);
+  }
+  if (options.targets.includes('compared') && options.compare === undefined) {
+    throw new Error('--targets compared needs --compare DIR (the other build)');
   }
   for (const key of options.only ?? []) {
     if (!ENDPOINT_KEYS.includes(key)) {

@@ -1,7 +1,7 @@
 // The benchmark's report: per endpoint and target, the median of the repetitions and their spread
 // (min–max) of req/s, the median p50 and p99, the ratios service ÷ baseline, service ÷ Express
-// ceiling and service ÷ NestJS sample, and the CPU per request; as markdown on stdout and as JSON
-// for bench/results/.
+// ceiling and service ÷ NestJS sample (and service ÷ the compared build, with --compare), and the
+// CPU per request; as markdown on stdout and as JSON for bench/results/.
 import { fmt, median, ratio, round, table } from './format.mjs';
 
 /** The repetitions of one (target, endpoint) pair reduced to medians and a spread. */
@@ -44,7 +44,10 @@ function targetCheck(entry) {
   );
 }
 
-/** One JSON entry per endpoint measured on the service or the baseline. */
+/**
+ * One JSON entry per endpoint measured on the service or the baseline; with a compared build
+ * (--compare), its `compare*` fields too.
+ */
 export function entries(list, results) {
   return list
     .filter((endpoint) => results.service?.[endpoint.key] ?? results.baseline?.[endpoint.key])
@@ -53,6 +56,7 @@ export function entries(list, results) {
       const baseline = summarize(results.baseline?.[endpoint.key]);
       const bare = summarize(results.express?.[endpoint.key]);
       const sample = summarize(results['nest-sample']?.[endpoint.key]);
+      const compared = summarize(results.compared?.[endpoint.key]);
       const entry = {
         name: endpoint.name,
         repetitions: service.runs ?? baseline.runs ?? 0,
@@ -83,15 +87,29 @@ export function entries(list, results) {
         sampleP99Ms: round(sample.p99Ms, 3),
         sampleErrors: sample.errors ?? null,
         serviceToSample: round(ratio(service.rps, sample.rps), 3),
+        // The other build of the service (--compare): only when it ran.
+        ...(results.compared && {
+          compareRps: round(compared.rps, 1),
+          compareRpsMin: round(compared.rpsMin, 1),
+          compareRpsMax: round(compared.rpsMax, 1),
+          compareP99Ms: round(compared.p99Ms, 3),
+          compareErrors: compared.errors ?? null,
+          serviceToCompare: round(ratio(service.rps, compared.rps), 3),
+        }),
       };
       // Shown in the tables, not stored: CPU taken by other jobs, and CPU per request.
       return Object.defineProperties(entry, {
         other: {
-          value: [service, baseline, bare, sample].map((s) => s.otherCpuPct),
+          value: [service, baseline, bare, sample, compared].map((s) => s.otherCpuPct),
           enumerable: false,
         },
         cpu: {
-          value: { service: service.cpuUs, baseline: baseline.cpuUs, sample: sample.cpuUs },
+          value: {
+            service: service.cpuUs,
+            baseline: baseline.cpuUs,
+            sample: sample.cpuUs,
+            compared: compared.cpuUs,
+          },
           enumerable: false,
         },
       });
@@ -103,8 +121,15 @@ const spread = (median, min, max, digits = 0) =>
 const times = (r) => (r === null ? '–' : `${r.toFixed(2)}×`);
 const bold = (r) => (r === null ? '–' : `**${r.toFixed(2)}×**`);
 
-/** The throughput and latency table, and the CPU-per-request table, as markdown. */
-export function markdown(rows) {
+/**
+ * The throughput and latency table, and the CPU-per-request table, as markdown. `compared` is the
+ * label of the other build (--compare), when one ran: its columns follow the sample's, with the
+ * ratio service ÷ compared (req/s; app CPU per request in the CPU table).
+ */
+export function markdown(rows, { compared } = {}) {
+  // The compared build's cells, only when it ran (computed only then: its fields exist only then).
+  const also = (cells) => (compared ? cells() : []);
+  const last = compared ? `, ${compared}` : '';
   const throughput = table(
     [
       'endpoint',
@@ -112,13 +137,15 @@ export function markdown(rows) {
       'baseline req/s',
       'Express 5 ceiling req/s',
       'NestJS sample req/s',
+      ...also(() => [`${compared} req/s`]),
       'service ÷ baseline',
       'service ÷ Express',
       'service ÷ sample',
-      'p99 ms median: service (baseline, Express, sample)',
+      ...also(() => [`service ÷ ${compared}`]),
+      `p99 ms median: service (baseline, Express, sample${last})`,
       'p50 ms: service (baseline)',
-      'errors (baseline, sample)',
-      'other CPU % max (baseline, Express, sample)',
+      `errors (baseline, sample${last})`,
+      `other CPU % max (baseline, Express, sample${last})`,
       'target',
     ],
     rows.map((e) => [
@@ -127,13 +154,18 @@ export function markdown(rows) {
       spread(e.baselineRps, e.baselineRpsMin, e.baselineRpsMax),
       spread(e.expressRps, e.expressRpsMin, e.expressRpsMax),
       spread(e.sampleRps, e.sampleRpsMin, e.sampleRpsMax),
+      ...also(() => [spread(e.compareRps, e.compareRpsMin, e.compareRpsMax)]),
       bold(e.ratio),
       bold(e.serviceToExpress),
       bold(e.serviceToSample),
-      `${fmt(e.p99Ms, 2)} (${fmt(e.baselineP99Ms, 2)}, ${fmt(e.expressP99Ms, 2)}, ${fmt(e.sampleP99Ms, 2)})`,
+      ...also(() => [bold(e.serviceToCompare)]),
+      `${fmt(e.p99Ms, 2)} (${fmt(e.baselineP99Ms, 2)}, ${fmt(e.expressP99Ms, 2)}, ${fmt(e.sampleP99Ms, 2)}` +
+        `${compared ? `, ${fmt(e.compareP99Ms, 2)}` : ''})`,
       `${fmt(e.p50Ms, 2)} (${fmt(e.baselineP50Ms, 2)})`,
-      `${e.errors ?? '–'} (${e.baselineErrors ?? '–'}, ${e.sampleErrors ?? '–'})`,
-      `${fmt(e.other[0], 0)} (${fmt(e.other[1], 0)}, ${fmt(e.other[2], 0)}, ${fmt(e.other[3], 0)})`,
+      `${e.errors ?? '–'} (${e.baselineErrors ?? '–'}, ${e.sampleErrors ?? '–'}` +
+        `${compared ? `, ${e.compareErrors ?? '–'}` : ''})`,
+      `${fmt(e.other[0], 0)} (${fmt(e.other[1], 0)}, ${fmt(e.other[2], 0)}, ${fmt(e.other[3], 0)}` +
+        `${compared ? `, ${fmt(e.other[4], 0)}` : ''})`,
       e.ratio === null && e.serviceToExpress === null ? '–' : targetCheck(e),
     ]),
   );
@@ -146,6 +178,7 @@ export function markdown(rows) {
       'app ×',
       'NestJS sample app',
       'app × sample',
+      ...also(() => [`${compared} app`, `app × ${compared}`]),
       'PostgreSQL µs/req (baseline)',
       'load generator µs/req (baseline)',
     ],
@@ -156,6 +189,10 @@ export function markdown(rows) {
       times(ratio(cpu(e, 'service', 'app'), cpu(e, 'baseline', 'app'))),
       fmt(cpu(e, 'sample', 'app'), 0),
       times(ratio(cpu(e, 'service', 'app'), cpu(e, 'sample', 'app'))),
+      ...also(() => [
+        fmt(cpu(e, 'compared', 'app'), 0),
+        times(ratio(cpu(e, 'service', 'app'), cpu(e, 'compared', 'app'))),
+      ]),
       `${fmt(cpu(e, 'service', 'postgres'), 0)} (${fmt(cpu(e, 'baseline', 'postgres'), 0)})`,
       `${fmt(cpu(e, 'service', 'load'), 0)} (${fmt(cpu(e, 'baseline', 'load'), 0)})`,
     ]),
@@ -163,14 +200,17 @@ export function markdown(rows) {
   return { throughput, cpu: cpuTable };
 }
 
-/** "endpoint/target N%" for every run where other jobs took more than 10% of the CPU. */
-export function noisyRuns(list, results) {
+/**
+ * "endpoint/target N%" for every run where other jobs took more than 10% of the CPU; a target is
+ * named by its label in `labels` (the compared build's), or else by its kind.
+ */
+export function noisyRuns(list, results, labels = {}) {
   return list.flatMap((e) =>
     Object.entries(results).flatMap(([kind, byKey]) =>
       (byKey[e.key] ?? [])
         .map((run, i) => [i + 1, run.otherCpuPct])
         .filter(([, pct]) => pct > 10)
-        .map(([rep, pct]) => `${e.key}/${kind} #${rep} ${fmt(pct, 0)}%`),
+        .map(([rep, pct]) => `${e.key}/${labels[kind] ?? kind} #${rep} ${fmt(pct, 0)}%`),
     ),
   );
 }

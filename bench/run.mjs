@@ -16,6 +16,9 @@
 //            --pin (each target alone on core 0; PostgreSQL, the load generator and this script on core 1)
 //            --node 24 (the targets on the pinned Node 24 of .nvmrc, installed with npm on first use;
 //            also an exact version or a node binary's path; default: the runtime running this script)
+//            --compare DIR (adds target service@<DIR's name>: the service built in DIR, another
+//            checkout of this repository such as a git worktree of an older commit, started like
+//            the service and measured interleaved with it; the report adds service ÷ that build)
 //
 // Everything listens on 127.0.0.1 and every load loop is bounded in time and count. PostgreSQL is
 // embedded (a throwaway cluster in a temp directory) unless BENCH_DATABASE_URL names a database
@@ -43,7 +46,7 @@ import { entries, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { authBenchmark } from './auth.mjs';
-import { build, migrate, RESULTS, startTarget } from './targets.mjs';
+import { build, comparedBuild, migrate, RESULTS, startTarget } from './targets.mjs';
 import { tracingSink, tracingTable } from './tracing.mjs';
 
 const log = (...args) => console.error(...args);
@@ -63,6 +66,9 @@ const { cleanups, cleanup } = cleanupOnExit({
 /** The runtime the targets run on (the report says which). */
 const node = resolveNode(options.node, { log });
 log(`targets on Node ${node.version} (${node.path}); this script on Node ${process.version}`);
+/** The other build of the service (--compare), checked before anything starts. */
+const compare = options.compare === undefined ? undefined : comparedBuild(options.compare);
+if (compare) log(`compared build: ${compare.root} (${compare.commit ?? 'not a git checkout'})`);
 const context = { cleanups, log, node };
 
 async function seedDatabase(client) {
@@ -82,9 +88,10 @@ async function seedDatabase(client) {
 
 function printReport(list, results, probes, generator, sink) {
   const rows = entries(list, results);
-  const tables = markdown(rows);
+  const tables = markdown(rows, { compared: compare?.label });
   console.log(
-    `\n## users service vs raw baseline, Express 5 ceiling and NestJS sample (${options.quick ? 'quick' : 'full'}: ` +
+    `\n## users service vs raw baseline, Express 5 ceiling and NestJS sample` +
+      `${compare ? ` and ${compare.label} (${compare.commit ?? compare.root})` : ''} (${options.quick ? 'quick' : 'full'}: ` +
       `${options.users} users, ${options.posts} posts, ${options.connections} connections, ` +
       `${options.repetitions} interleaved repetitions of ${options.durationS} s per endpoint after ` +
       `${options.warmupS} s of warm-up, load from ${generator}, ${os.cpus().length} cores shared ` +
@@ -101,7 +108,7 @@ function printReport(list, results, probes, generator, sink) {
     console.log('\nTracing on (OTLP http/protobuf, every request sampled) against off:\n');
     console.log(tracingTable(list, results, sink.stats));
   }
-  const noisy = noisyRuns(list, results);
+  const noisy = noisyRuns(list, results, compare && { compared: compare.label });
   if (noisy.length > 0) {
     console.log(
       `\nWarning: other jobs used more than 10% of the CPU during ${noisy.join(', ')}: ` +
@@ -123,6 +130,15 @@ function printReport(list, results, probes, generator, sink) {
       problems.length === 0
         ? `\nResponse parity: the nest-sample answered ${SAMPLE_PROBES.length} probe requests with the same status, Content-Type and X-Total-Count as the service, and the same items and values in the fields they share.`
         : `\nResponse parity problems of the nest-sample (the comparison is unfair until fixed):\n- ${problems.join('\n- ')}`,
+    );
+  }
+  if (probes.service && probes.compared) {
+    // Two builds may answer differently on purpose: said, not judged.
+    const problems = compareProbes(probes.service, probes.compared, compare.label);
+    console.log(
+      problems.length === 0
+        ? `\nResponse parity: ${compare.label} answered ${PROBES.length + 1} probe requests with the same status, body and headers as the service.`
+        : `\n${compare.label} answers differently from the service:\n- ${problems.join('\n- ')}`,
     );
   }
   return rows;
@@ -161,6 +177,7 @@ async function benchmark() {
       extraEnv,
       cpuProf: options.cpuProf,
       pin: options.pin,
+      compare,
       ...context,
     });
     targets.push(target);
@@ -205,6 +222,9 @@ async function benchmark() {
     posts: options.posts,
     cores: os.cpus().length,
     node: node.version,
+    ...(compare && {
+      compare: { label: compare.label, dir: compare.root, commit: compare.commit },
+    }),
     endpoints: rows,
   };
   await writeFile(path.join(RESULTS, 'latest.json'), `${JSON.stringify(document, null, 2)}\n`);

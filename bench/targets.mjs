@@ -1,12 +1,15 @@
 // The processes under test: the built service as deployed, the raw node:http baseline, the
-// Express 5 ceiling and the NestJS sample's shape (bench/baseline/), each started on free loopback
-// ports through the shared service-process module, with the same database and pool size.
+// Express 5 ceiling and the NestJS sample's shape (bench/baseline/), and with --compare another
+// build of the service, each started on free loopback ports through the shared service-process
+// module, with the same database and pool size.
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   buildService,
   SERVICE_ENTRY,
+  serviceEntry,
   startService,
   waitUntilReady,
 } from '../scripts/lib/service-process.mjs';
@@ -25,11 +28,11 @@ const ENTRIES = {
 };
 /**
  * Whether a target is measured on an endpoint: rows marked `serviceOnly` measure features only
- * the service has; the Express ceiling's gRPC server is the baseline's (not measured twice); the
- * NestJS sample has neither gRPC nor writes.
+ * the service has (and so the compared build of it); the Express ceiling's gRPC server is the
+ * baseline's (not measured twice); the NestJS sample has neither gRPC nor writes.
  */
 export function measures(kind, endpoint) {
-  if (endpoint.serviceOnly) return kind === 'service';
+  if (endpoint.serviceOnly) return kind === 'service' || kind === 'compared';
   if (kind === 'nest-sample') return !endpoint.grpc && endpoint.method !== 'POST';
   return !(endpoint.grpc && kind === 'express');
 }
@@ -46,15 +49,42 @@ export function build({ skipBuild, log }) {
 }
 
 /**
+ * The build `--compare DIR` runs beside the service: another checkout of this repository (a git
+ * worktree of an older commit, say) with its `dist/` built. Its label in the report is
+ * `service@<DIR's name>`; `commit` is its checked-out commit, when DIR is a git checkout.
+ */
+export function comparedBuild(dir) {
+  const root = path.resolve(dir);
+  if (!existsSync(serviceEntry(root))) {
+    throw new Error(
+      `--compare ${dir}: no ${serviceEntry(root)} (run npm ci and npm run build there)`,
+    );
+  }
+  let commit = null;
+  try {
+    commit = execFileSync('git', ['-C', root, 'rev-parse', '--short=12', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // not a git checkout: the report names the directory only
+  }
+  return { root, label: `service@${path.basename(root)}`, commit };
+}
+
+/**
  * Starts one target and waits until GET /health/ready answers 200. The service runs as deployed:
  * NODE_ENV=production and LOG_LEVEL=info, so every request writes its log line, into a pipe this
- * process drains, as a container runtime would. With `cpuProf`, the process writes a
- * .cpuprofile when it exits (`profileFile`). With `pin`, it runs alone on its core (`--pin`).
+ * process drains, as a container runtime would; `compared` is the build of `compare`
+ * (comparedBuild), started exactly like the service, with the same environment. With `cpuProf`,
+ * the process writes a .cpuprofile when it exits (`profileFile`). With `pin`, it runs alone on
+ * its core (`--pin`).
  */
 export async function startTarget(
   kind,
-  { url, extraEnv = {}, cpuProf = false, pin = false, node, cleanups, log },
+  { url, extraEnv = {}, cpuProf = false, pin = false, node, compare, cleanups, log },
 ) {
+  const label = kind === 'compared' ? compare.label : kind;
   const nodeFlags = [];
   let profileFile;
   if (cpuProf) {
@@ -69,8 +99,8 @@ export async function startTarget(
   }
   const started = performance.now();
   const target = await startService({
-    name: kind,
-    entry: ENTRIES[kind],
+    name: label,
+    ...(kind === 'compared' ? { root: compare.root } : { entry: ENTRIES[kind] }),
     nodeFlags,
     keepChars: KEEP_CHARS,
     execPath: node?.path,
@@ -91,10 +121,10 @@ export async function startTarget(
   if (pin) pinProcess(target.pid, PINNED_CORES.app);
   await waitUntilReady(target);
   log(
-    `${kind} ready in ${secs(started)} s on Node ${node?.version ?? process.version} ` +
+    `${label} ready in ${secs(started)} s on Node ${node?.version ?? process.version} ` +
       `(HTTP ${target.port}, gRPC ${target.grpcPort}, pid ${target.pid})`,
   );
-  return { ...target, kind, base: target.url, profileFile };
+  return { ...target, kind, label, base: target.url, profileFile };
 }
 
 /** Applies migrations/ by booting the service once with MIGRATE_ON_BOOT=true. */

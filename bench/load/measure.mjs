@@ -54,7 +54,7 @@ async function measureRun(generator, target, endpoint, options) {
   if (!target.alive()) {
     const signalled = /SIGTERM|SIGINT/.test(target.output());
     throw new Error(
-      `${target.kind} died during ${endpoint.name}` +
+      `${target.label ?? target.kind} died during ${endpoint.name}` +
         (signalled ? ' (it received a signal this benchmark did not send)' : '') +
         `:\n${target.output().split('\n').slice(-40).join('\n')}`,
     );
@@ -73,9 +73,11 @@ export async function measureInterleaved(
   { options, generator, log, afterWrites, afterRun },
 ) {
   const results = Object.fromEntries(targets.map((t) => [t.kind, {}]));
+  const label = (target) => target.label ?? target.kind;
+  const width = Math.max(11, ...targets.map((t) => label(t).length));
   for (let rep = 1; rep <= options.repetitions; rep++) {
     const order = targets.map((_, i) => targets[(i + rep - 1) % targets.length]);
-    log(`repetition ${rep} of ${options.repetitions}: ${order.map((t) => t.kind).join(', ')}`);
+    log(`repetition ${rep} of ${options.repetitions}: ${order.map(label).join(', ')}`);
     for (const endpoint of list) {
       for (const target of order) {
         if (!measures(target.kind, endpoint)) continue;
@@ -92,7 +94,7 @@ export async function measureInterleaved(
         const result = await measureRun(generator, target, endpoint, options);
         (results[target.kind][endpoint.key] ??= []).push(result);
         log(
-          `  ${target.kind.padEnd(11)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
+          `  ${label(target).padEnd(width)} ${endpoint.name.padEnd(44)} ${fmt(result.rps, 0).padStart(7)} req/s` +
             `  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms  errors ${result.errors}` +
             `  other CPU ${fmt(result.otherCpuPct, 0)}%` +
             (result.cpuUs

@@ -7,12 +7,14 @@ import { pathToFileURL } from 'node:url';
 import { freePorts } from './ports.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const SERVICE_ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
+/** The built service's entry in a checkout of this repository (`root`, this one by default). */
+export const serviceEntry = (root = ROOT) => path.join(root, 'dist', 'src', 'main.js');
 /**
  * Preloaded before the service, as the Dockerfile and `npm run start:prod` do: it starts tracing
  * when an OTEL_EXPORTER_OTLP_ENDPOINT is set, and must run before the modules it instruments load.
  */
-export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
+export const telemetryEntry = (root = ROOT) => path.join(root, 'dist', 'src', 'telemetry.js');
+export const SERVICE_ENTRY = serviceEntry();
 
 /** @import { ChildProcessByStdio } from 'node:child_process' */
 /** @import { Readable } from 'node:stream' */
@@ -51,6 +53,9 @@ export const TELEMETRY_ENTRY = path.join(ROOT, 'dist', 'src', 'telemetry.js');
  *   default.
  * @property {string} [name]
  * @property {string} [execPath] The node binary to run it with; this process's own by default.
+ * @property {string} [root] The checkout of this repository whose built service runs (its
+ *   `dist/`, and the working directory); this one by default. Another one, such as a git worktree
+ *   of an older commit with `dist/` built, lets the benchmark run two builds side by side.
  */
 
 /** @param {number} ms */
@@ -83,8 +88,8 @@ export function buildService({ stdio = 'ignore' } = {}) {
 /**
  * Spawns `node [nodeFlags] entry` (`node` is this process's runtime unless `execPath` names
  * another, such as the pinned Node 24 of scripts/lib/node-runtime.mjs; the service unless `entry`
- * names another server, such as a benchmark baseline; the service also gets `--import`
- * TELEMETRY_ENTRY first) with `HOST=127.0.0.1` and free `PORT`, `GRPC_PORT` and `METRICS_PORT`,
+ * names another server, such as a benchmark baseline; the service also gets `--import` its
+ * telemetry entry first), in `root`, with `HOST=127.0.0.1` and free `PORT`, `GRPC_PORT` and `METRICS_PORT`,
  * plus `env`; nothing
  * else of this process's environment but PATH and HOME. Both output pipes are always drained (a
  * full pipe would block the process's logging); `output()` is what they carried, its last
@@ -95,7 +100,8 @@ export function buildService({ stdio = 'ignore' } = {}) {
  */
 export async function startService({
   env = {},
-  entry = SERVICE_ENTRY,
+  root = ROOT,
+  entry = serviceEntry(root),
   nodeFlags = [],
   keepChars = Infinity,
   name = 'service',
@@ -103,9 +109,10 @@ export async function startService({
 } = {}) {
   // Reserved together so no two can be the same port.
   const [port, grpcPort, metricsPort] = await freePorts(3);
-  const preload = entry === SERVICE_ENTRY ? ['--import', pathToFileURL(TELEMETRY_ENTRY).href] : [];
+  const preload =
+    entry === serviceEntry(root) ? ['--import', pathToFileURL(telemetryEntry(root)).href] : [];
   const child = spawn(execPath, [...preload, ...nodeFlags, entry], {
-    cwd: ROOT,
+    cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
