@@ -23,6 +23,8 @@ export class ConnectionGate {
   private lastError?: Error & { code?: string };
   /** When a pooled connection last broke (a query failed with a connection error). */
   lostAt = 0;
+  /** Callers of waitToRetry() still waiting. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -59,6 +61,7 @@ export class ConnectionGate {
     this.failures = 0;
     this.probing = false;
     this.lastError = undefined;
+    for (const wake of [...this.waiting]) wake();
   }
 
   failed(error: unknown): void {
@@ -70,6 +73,26 @@ export class ConnectionGate {
       CONNECT_BACKOFF_BASE_MS * 2 ** Math.min(this.failures - 1, 16),
     );
     this.nextAttemptAt = this.now() + delay * (0.5 + this.random() / 2);
+  }
+
+  /**
+   * Resolves after `ms`, or sooner: as soon as a connection attempt succeeds, or, while attempts
+   * back off, when the next one may start. For work retried after a failover error: it runs again
+   * as soon as the database may answer, instead of sleeping through a back-off that a reconnect
+   * already ended, and its attempt may be the one that probes.
+   */
+  waitToRetry(ms: number): Promise<void> {
+    const until =
+      this.failures > 0 && !this.probing ? Math.min(ms, this.nextAttemptAt - this.now()) : ms;
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, until));
+      this.waiting.add(wake);
+    });
   }
 
   /** A connection in use broke: what readiness last saw may be out of date. */

@@ -205,4 +205,21 @@ describe(retryingOnFailover.name, () => {
     expect(scope.run).toHaveBeenCalledTimes(2);
     expect(scope.run).toHaveBeenNthCalledWith(2, work);
   });
+
+  it("waits between attempts through the primary pool's connection gate", async () => {
+    const gate = new ConnectionGate();
+    const waitToRetry = jest.spyOn(gate, 'waitToRetry');
+    const outcomes = [withCode('ECONNREFUSED'), 'stored'];
+    const scope = {
+      connectionGate: gate,
+      run: jest.fn(() => {
+        const next = outcomes.shift();
+        return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+      }),
+    };
+    const retrying = retryingOnFailover(scope as never, { budgetMs: 60_000, random: () => 1 });
+    await expect(retrying.run(() => Promise.resolve('unused'))).resolves.toBe('stored');
+    // The first back-off, which the gate ends early on a reconnect (ConnectionGate's own tests).
+    expect(waitToRetry).toHaveBeenCalledWith(100);
+  });
 });

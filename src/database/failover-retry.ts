@@ -124,11 +124,14 @@ export async function retryOnFailover<T>(
 
 /**
  * `scope` whose run() reruns the whole transaction on a fresh connection while it fails with a
- * failover error (retryOnFailover): for keyed creates only.
+ * failover error (retryOnFailover): for keyed creates only. A wait between two attempts ends early
+ * when the primary's pool reconnects, or when its connection gate lets the next attempt through
+ * (ConnectionGate#waitToRetry), so a switchover costs little more than the HA system's own time.
  */
 export function retryingOnFailover(
-  scope: Pick<TransactionScope, 'run'>,
+  scope: Pick<TransactionScope, 'run' | 'connectionGate'>,
   options: FailoverRetryOptions,
 ): Pick<TransactionScope, 'run'> {
-  return { run: (work) => retryOnFailover(() => scope.run(work), options) };
+  const wait = (ms: number) => scope.connectionGate?.waitToRetry(ms) ?? sleep(ms);
+  return { run: (work) => retryOnFailover(() => scope.run(work), { wait, ...options }) };
 }
