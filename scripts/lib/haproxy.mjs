@@ -87,18 +87,46 @@ export async function startHaproxy({ backends }) {
 }
 
 /**
+ * @typedef {object} PrimaryChecks How HAProxy checks Patroni's REST API (`GET /primary`).
+ * @property {number} interMs Between two checks of a server in a steady state (UP or DOWN).
+ * @property {number} fastInterMs Between checks of an UP server whose last check failed: the old
+ *   primary is out fall - 1 of these after its first failed check.
+ * @property {number} downInterMs Between checks of a DOWN server: the new primary is in at most
+ *   this long after Patroni promoted it (rise 1).
+ * @property {number} rise Successful checks that bring a server in.
+ * @property {number} fall Failed checks that take it out.
+ */
+
+/**
+ * Check settings for a primary behind Patroni, as docs/failover.md recommends for production:
+ * the old primary is out at most interMs + fastInterMs after Patroni stops answering 200 for it,
+ * the new one in at most downInterMs after Patroni promoted it, and one slow check never takes
+ * the primary out. A few HTTP requests a second per HAProxy to each Patroni REST API.
+ * @type {PrimaryChecks}
+ */
+export const PRIMARY_CHECKS = {
+  interMs: 500,
+  fastInterMs: 100,
+  downInterMs: 250,
+  rise: 1,
+  fall: 2,
+};
+
+/**
  * Starts HAProxy on a free 127.0.0.1 port sending PostgreSQL connections (TCP) to whichever of
  * `members` Patroni's REST API reports as primary (`GET /primary` answers 200 on the leader only),
- * checked every 500 ms. A member marked down has its sessions cut at once
- * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server.
+ * checked as `checks` says. A member marked down has its sessions cut at once
+ * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server;
+ * a connection refused by a member is sent to another one at once (option redispatch 1) rather
+ * than to the same one again a second later.
  * Returns its `url(database)`, `port`, PID, `serverStates()` and `stop()`.
  * @param {{
  *   members: { name: string; pgPort: number; restPort: number }[];
- *   checkIntervalMs?: number;
+ *   checks?: PrimaryChecks;
  * }} options
  * @returns {Promise<PrimaryProxy>}
  */
-export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
+export async function startPrimaryProxy({ members, checks = PRIMARY_CHECKS }) {
   const binary = haproxyPath();
   if (!binary) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
   const [port, statsPort] = await freePorts(2);
@@ -111,11 +139,15 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
     '  timeout client 30m',
     '  timeout server 30m',
     '  timeout check 1s',
+    '  retries 3',
+    '  option redispatch 1',
     'listen postgres',
     `  bind 127.0.0.1:${port}`,
     '  option httpchk GET /primary',
     '  http-check expect status 200',
-    `  default-server inter ${checkIntervalMs}ms fall 2 rise 1 on-marked-down shutdown-sessions`,
+    `  default-server inter ${checks.interMs}ms fastinter ${checks.fastInterMs}ms ` +
+      `downinter ${checks.downInterMs}ms rise ${checks.rise} fall ${checks.fall} ` +
+      'on-marked-down shutdown-sessions',
     ...members.map(
       (member) =>
         `  server ${member.name} 127.0.0.1:${member.pgPort} check port ${member.restPort}`,
