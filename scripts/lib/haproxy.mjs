@@ -1,5 +1,6 @@
 // HAProxy in front of service processes, routing by readiness as a Kubernetes Service or a mesh
-// does: `option httpchk GET /health/ready`, checked every 500 ms, out after 3 failures.
+// does: `option httpchk GET /health/ready`, checked every 500 ms, out after 3 failures. And in
+// front of Patroni members, sending PostgreSQL connections to the primary (startPrimaryProxy).
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from './ports.mjs';
@@ -92,7 +93,7 @@ export async function startHaproxy({ backends }) {
  * @property {number} fastInterMs Between checks of an UP server whose last check failed: the old
  *   primary is out fall - 1 of these after its first failed check.
  * @property {number} downInterMs Between checks of a DOWN server: the new primary is in at most
- *   this long after Patroni promoted it (rise 1).
+ *   rise * this after Patroni reports it.
  * @property {number} rise Successful checks that bring a server in.
  * @property {number} fall Failed checks that take it out.
  */
@@ -100,15 +101,18 @@ export async function startHaproxy({ backends }) {
 /**
  * Check settings for a primary behind Patroni, as docs/failover.md recommends for production:
  * the old primary is out at most interMs + fastInterMs after Patroni stops answering 200 for it,
- * the new one in at most downInterMs after Patroni promoted it, and one slow check never takes
- * the primary out. A few HTTP requests a second per HAProxy to each Patroni REST API.
+ * and one slow check never takes the primary out. The new one is in 250-500 ms after Patroni
+ * first reports it: Patroni answers 200 a little before PostgreSQL's promotion ends (about 0.2 s
+ * seen here), and a connection sent meanwhile meets a read-only server, which the service refuses
+ * and then backs off for up to a second (rise 1 measured slower). A few HTTP requests a second
+ * per HAProxy to each Patroni REST API.
  * @type {PrimaryChecks}
  */
 export const PRIMARY_CHECKS = {
   interMs: 500,
   fastInterMs: 100,
   downInterMs: 250,
-  rise: 1,
+  rise: 2,
   fall: 2,
 };
 
