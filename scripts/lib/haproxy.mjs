@@ -101,18 +101,19 @@ export async function startHaproxy({ backends }) {
 /**
  * Check settings for a primary behind Patroni, as docs/failover.md recommends for production:
  * the old primary is out at most interMs + fastInterMs after Patroni stops answering 200 for it,
- * and one slow check never takes the primary out. The new one is in 250-500 ms after Patroni
- * first reports it: Patroni answers 200 a little before PostgreSQL's promotion ends (about 0.2 s
- * seen here), and a connection sent meanwhile meets a read-only server, which the service refuses
- * and then backs off for up to a second (rise 1 measured slower). A few HTTP requests a second
- * per HAProxy to each Patroni REST API.
+ * and one slow check never takes the primary out; the new one is in at most downInterMs after
+ * Patroni first reports it. Patroni answers 200 a little before PostgreSQL's promotion ends (about
+ * 0.2 s seen here): a connection sent then meets a read-only server, which the service refuses
+ * and backs off from for up to a second. rise 2 avoids that but delays every failover by
+ * 250-500 ms, and measured longer switchovers here. A few HTTP requests a second per HAProxy to
+ * each Patroni REST API.
  * @type {PrimaryChecks}
  */
 export const PRIMARY_CHECKS = {
   interMs: 500,
   fastInterMs: 100,
   downInterMs: 250,
-  rise: 2,
+  rise: 1,
   fall: 2,
 };
 

@@ -103,6 +103,19 @@ describe(ConnectionGate.name, () => {
       expect(await settled(waiting)).toBe(true);
     });
 
+    it('when an attempt fails meanwhile, ends when the next one may start', async () => {
+      const g = gate();
+      g.failed(refused);
+      now = 100;
+      expect(g.attempt()).toBeUndefined(); // the probe
+      const waiting = g.waitToRetry(1000);
+      g.failed(refused); // the probe failed: the next attempt may start 200 ms later
+      jest.advanceTimersByTime(199);
+      expect(await settled(waiting)).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(await settled(waiting)).toBe(true);
+    });
+
     it('while attempts back off, ends when the next one may start', async () => {
       const g = gate();
       g.failed(refused); // next attempt at 100

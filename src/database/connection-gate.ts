@@ -24,7 +24,7 @@ export class ConnectionGate {
   /** When a pooled connection last broke (a query failed with a connection error). */
   lostAt = 0;
   /** Callers of waitToRetry() still waiting. */
-  private readonly waiting = new Set<() => void>();
+  private readonly waiting = new Set<Waiter>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -61,7 +61,7 @@ export class ConnectionGate {
     this.failures = 0;
     this.probing = false;
     this.lastError = undefined;
-    for (const wake of [...this.waiting]) wake();
+    for (const waiter of [...this.waiting]) waiter.wake();
   }
 
   failed(error: unknown): void {
@@ -73,25 +73,35 @@ export class ConnectionGate {
       CONNECT_BACKOFF_BASE_MS * 2 ** Math.min(this.failures - 1, 16),
     );
     this.nextAttemptAt = this.now() + delay * (0.5 + this.random() / 2);
+    for (const waiter of this.waiting) waiter.schedule();
   }
 
   /**
    * Resolves after `ms`, or sooner: as soon as a connection attempt succeeds, or, while attempts
-   * back off, when the next one may start. For work retried after a failover error: it runs again
-   * as soon as the database may answer, instead of sleeping through a back-off that a reconnect
-   * already ended, and its attempt may be the one that probes.
+   * back off, when the next one may start (moved along when an attempt fails meanwhile). For work
+   * retried after a failover error: it runs again as soon as the database may answer, instead of
+   * sleeping through a back-off that a reconnect already ended, and its attempt may be the one
+   * that probes. A refused attempt costs no connection, so waking every waiter at once is cheap.
    */
   waitToRetry(ms: number): Promise<void> {
-    const until =
-      this.failures > 0 && !this.probing ? Math.min(ms, this.nextAttemptAt - this.now()) : ms;
+    const deadline = this.now() + ms;
     return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.waiting.delete(wake);
-        resolve();
+      let timer: NodeJS.Timeout | undefined;
+      const waiter: Waiter = {
+        wake: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve();
+        },
+        schedule: () => {
+          clearTimeout(timer);
+          const at =
+            this.failures > 0 && !this.probing ? Math.min(deadline, this.nextAttemptAt) : deadline;
+          timer = setTimeout(waiter.wake, Math.max(0, at - this.now()));
+        },
       };
-      const timer = setTimeout(wake, Math.max(0, until));
-      this.waiting.add(wake);
+      this.waiting.add(waiter);
+      waiter.schedule();
     });
   }
 
@@ -99,4 +109,10 @@ export class ConnectionGate {
   lost(): void {
     this.lostAt = this.now();
   }
+}
+
+interface Waiter {
+  wake(): void;
+  /** (Re)arms the timer: at the waiter's deadline, or sooner when the next attempt may start. */
+  schedule(): void;
 }
