@@ -68,7 +68,7 @@ const NODE_LOSS_BOUND_MS =
  * A PostgreSQL crash with primary_start_timeout 0: the leader's Patroni finds it on its next loop
  * and releases the leader key, the sync standby promotes within about a loop more. No client
  * retry: every create in flight is retried by the service. With the test's timings:
- * 2 + 1.1 + 2 = 5.1 s.
+ * 2 + 0.85 + 2 = 4.85 s.
  */
 const CRASH_BOUND_MS = 2 * loopWait * 1000 + HAPROXY_MS + SERVICE_MS;
 /**
