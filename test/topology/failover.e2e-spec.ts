@@ -319,8 +319,8 @@ if (MISSING.length) {
       expect(leader.running()).toBe(true);
       return next;
     });
-    // Creates in flight met closed connections and an unknown COMMIT outcome: the service
-    // retried them, so no client saw an error.
+    // Creates in flight met closed connections (a COMMIT among them, its outcome then unknown):
+    // the service reran them, so no client saw an error.
     expect(createFailures).toEqual([]);
   }, 120_000);
 });
