@@ -1,5 +1,6 @@
 // HAProxy in front of service processes, routing by readiness as a Kubernetes Service or a mesh
-// does: `option httpchk GET /health/ready`, checked every 500 ms, out after 3 failures.
+// does: `option httpchk GET /health/ready`, checked every 500 ms, out after 3 failures. And in
+// front of Patroni members, sending PostgreSQL connections to the primary (startPrimaryProxy).
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from './ports.mjs';
@@ -87,18 +88,50 @@ export async function startHaproxy({ backends }) {
 }
 
 /**
+ * @typedef {object} PrimaryChecks How HAProxy checks Patroni's REST API (`GET /primary`).
+ * @property {number} interMs Between two checks of a server in a steady state (UP or DOWN).
+ * @property {number} fastInterMs Between checks of an UP server whose last check failed: the old
+ *   primary is out fall - 1 of these after its first failed check.
+ * @property {number} downInterMs Between checks of a DOWN server: the new primary is in at most
+ *   rise * this after Patroni reports it.
+ * @property {number} rise Successful checks that bring a server in.
+ * @property {number} fall Failed checks that take it out.
+ */
+
+/**
+ * Check settings for a primary behind Patroni, as docs/failover.md recommends for production:
+ * the old primary is out at most interMs + fastInterMs after Patroni stops answering 200 for it,
+ * and one slow check never takes the primary out; the new one is in at most downInterMs after
+ * Patroni first reports it. Patroni answers 200 a little before PostgreSQL's promotion ends (about
+ * 0.2 s seen here): a connection sent then meets a read-only server, which the service refuses
+ * and backs off from for up to a second. rise 2 avoids that but delays every failover by
+ * 250-500 ms, and measured longer switchovers here. A few HTTP requests a second per HAProxy to
+ * each Patroni REST API.
+ * @type {PrimaryChecks}
+ */
+export const PRIMARY_CHECKS = {
+  interMs: 500,
+  fastInterMs: 100,
+  downInterMs: 250,
+  rise: 1,
+  fall: 2,
+};
+
+/**
  * Starts HAProxy on a free 127.0.0.1 port sending PostgreSQL connections (TCP) to whichever of
  * `members` Patroni's REST API reports as primary (`GET /primary` answers 200 on the leader only),
- * checked every 500 ms. A member marked down has its sessions cut at once
- * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server.
+ * checked as `checks` says. A member marked down has its sessions cut at once
+ * (on-marked-down shutdown-sessions), so no client keeps talking to a demoted or isolated server;
+ * a connection refused by a member is sent to another one at once (option redispatch 1) rather
+ * than to the same one again a second later.
  * Returns its `url(database)`, `port`, PID, `serverStates()` and `stop()`.
  * @param {{
  *   members: { name: string; pgPort: number; restPort: number }[];
- *   checkIntervalMs?: number;
+ *   checks?: PrimaryChecks;
  * }} options
  * @returns {Promise<PrimaryProxy>}
  */
-export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
+export async function startPrimaryProxy({ members, checks = PRIMARY_CHECKS }) {
   const binary = haproxyPath();
   if (!binary) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
   const [port, statsPort] = await freePorts(2);
@@ -111,11 +144,15 @@ export async function startPrimaryProxy({ members, checkIntervalMs = 500 }) {
     '  timeout client 30m',
     '  timeout server 30m',
     '  timeout check 1s',
+    '  retries 3',
+    '  option redispatch 1',
     'listen postgres',
     `  bind 127.0.0.1:${port}`,
     '  option httpchk GET /primary',
     '  http-check expect status 200',
-    `  default-server inter ${checkIntervalMs}ms fall 2 rise 1 on-marked-down shutdown-sessions`,
+    `  default-server inter ${checks.interMs}ms fastinter ${checks.fastInterMs}ms ` +
+      `downinter ${checks.downInterMs}ms rise ${checks.rise} fall ${checks.fall} ` +
+      'on-marked-down shutdown-sessions',
     ...members.map(
       (member) =>
         `  server ${member.name} 127.0.0.1:${member.pgPort} check port ${member.restPort}`,

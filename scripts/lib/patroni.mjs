@@ -18,6 +18,8 @@ import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system
  * @property {number} loop_wait Seconds between two runs of each member's HA loop.
  * @property {number} retry_timeout Seconds Patroni retries etcd and PostgreSQL operations before
  *   giving up.
+ * @property {number} primary_start_timeout Seconds a leader whose PostgreSQL crashed may take to
+ *   start it again before it hands over to a synchronous standby; 0: it hands over at once.
  */
 
 /**
@@ -37,6 +39,8 @@ import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system
  * @property {() => Promise<number | undefined>} walReceiverPid
  * @property {() => Promise<number[]>} kill SIGKILL to Patroni, its postmaster and the
  *   postmaster's children; resolves with their PIDs.
+ * @property {() => Promise<number>} killPostmaster SIGKILL to the postmaster only (a PostgreSQL
+ *   crash; Patroni keeps running); resolves with its PID.
  * @property {() => Promise<void>} stop
  */
 
@@ -114,10 +118,13 @@ export function missingFailoverTools() {
 /**
  * Short timings so that a failover takes seconds: the leader key lives `ttl` seconds, each member
  * runs its HA loop every `loop_wait` seconds, and gives up on etcd or PostgreSQL after
- * `retry_timeout` (Patroni wants loop_wait + 2 * retry_timeout <= ttl).
+ * `retry_timeout` (Patroni wants loop_wait + 2 * retry_timeout <= ttl). A leader whose PostgreSQL
+ * crashed hands over to the synchronous standby at once (`primary_start_timeout: 0`) rather than
+ * restarting it in place (default: for up to 300 s), as docs/failover.md recommends with
+ * synchronous replication: the standby has every acknowledged commit.
  * @type {PatroniTimings}
  */
-export const FAST_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4 };
+export const FAST_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4, primary_start_timeout: 0 };
 
 /**
  * @param {number} pid
@@ -317,6 +324,21 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
         await sleep(20);
       }
       return victims;
+    },
+    /**
+     * PostgreSQL crashes, Patroni stays: SIGKILL to the postmaster alone. Its backends notice and
+     * exit, closing every client connection; Patroni finds PostgreSQL down on its next HA loop.
+     */
+    async killPostmaster() {
+      const postmaster = postmasterPid();
+      if (!postmaster) throw new Error(`${name}: PostgreSQL is not running`);
+      signal(postmaster, 'SIGKILL');
+      const deadline = Date.now() + 10_000;
+      while (alive(postmaster)) {
+        if (Date.now() > deadline) throw new Error(`${name}: postmaster alive after SIGKILL`);
+        await sleep(20);
+      }
+      return postmaster;
     },
     /** Stops Patroni (which stops PostgreSQL), then anything of the node left, and removes it. */
     async stop() {

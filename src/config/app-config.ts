@@ -19,6 +19,8 @@ export interface DatabaseSettings {
   /** Pooled connections are replaced once this old, in seconds; 0: never. */
   maxLifetimeS: number;
   retryAttempts: number;
+  /** How long a keyed create is retried after a failover error, in ms; 0: never. */
+  failoverRetryMs: number;
   migrateOnBoot: boolean;
   /** Streaming replicas the list endpoints read from (DATABASE_READ_URLS); empty: none. */
   readUrls: readonly string[];
@@ -105,6 +107,7 @@ export class AppConfig {
         keepAliveIdleS: env.DB_KEEPALIVE_IDLE_S,
         maxLifetimeS: env.DB_MAX_LIFETIME_S,
         retryAttempts: env.DB_RETRY_ATTEMPTS,
+        failoverRetryMs: env.DB_FAILOVER_RETRY_MS,
         readUrls: (env.DATABASE_READ_URLS ?? '')
           .split(',')
           .map((url) => url.trim())

@@ -185,6 +185,16 @@ export class EnvironmentVariables {
   @IsInt()
   DB_RETRY_ATTEMPTS = 5;
 
+  // A keyed create (POST with Idempotency-Key) that fails because the primary went away or is not
+  // reachable yet is run again, whole, on a fresh connection, until this long after its first
+  // attempt (docs/failover.md): a planned switchover then costs a client a few seconds' wait, not
+  // an error. 0: answer 503 at once.
+  @Transform(toInt)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  DB_FAILOVER_RETRY_MS = 10_000;
+
   // A replica further behind the primary than this is skipped until it catches up.
   @Transform(toInt)
   @Min(0)

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { QueryFailedError } from 'typeorm';
 import {
   CommitOutcomeUnknownError,
   isSyncReplicationWaitCancelled,
@@ -29,6 +30,8 @@ const COMMIT = /^\s*(COMMIT|END)\b/i;
 // synchronous standby exactly as a COMMIT does.
 const WRITE = /^\s*(INSERT|UPDATE|DELETE|MERGE)\b/i;
 const READ_ONLY = '25006';
+// Errors of statements that outlived the statement timeout (see outlivedStatementTimeout).
+const outOfTime = new WeakSet<object>();
 
 /**
  * A node-postgres Client for the service's pools: it bounds every query, refuses to acknowledge
@@ -119,9 +122,11 @@ export function cancellingClient(
       const commitsAlone =
         commit || (this.getTransactionStatus() === 'I' && WRITE.test(query.text ?? ''));
       const timers: NodeJS.Timeout[] = [];
+      let timedOut = false;
       if (timeoutMs > 0) {
         timers.push(
           setTimeout(() => {
+            timedOut = true;
             if (commit) return this.destroyConnection();
             this.cancelActiveQuery();
             timers.push(setTimeout(() => this.destroyConnection(), abandonAfterMs));
@@ -131,6 +136,7 @@ export function cancellingClient(
       query.callback = (error, res) => {
         for (const timer of timers) clearTimeout(timer);
         const failure = this.outcome(query, commitsAlone, error);
+        if (failure && timedOut) outOfTime.add(failure);
         reply!(failure, failure ? undefined : res);
       };
       (super.query as (q: unknown) => void)(query);
@@ -207,6 +213,17 @@ export function cancellingClient(
     }
   }
   return CancellingClient;
+}
+
+/**
+ * The statement failed after it outlived the statement timeout: cancelled (57014), its connection
+ * closed by the service, or a COMMIT whose outcome is unknown because it was still waiting. The
+ * request has used the time it was given, and a COMMIT's backend may still hold its locks: such a
+ * failure is answered, never retried (src/database/failover-retry.ts).
+ */
+export function outlivedStatementTimeout(error: unknown): boolean {
+  const driver: unknown = error instanceof QueryFailedError ? error.driverError : error;
+  return typeof driver === 'object' && driver !== null && outOfTime.has(driver);
 }
 
 /** The connection broke: the socket closed or failed, or the server is shutting this session down. */

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { CONNECT_BACKOFF_MAX_MS, ConnectionGate } from './connection-gate.js';
 
 describe(ConnectionGate.name, () => {
@@ -64,5 +65,66 @@ describe(ConnectionGate.name, () => {
     const g = gate();
     g.failed(new Error('Connection terminated unexpectedly'));
     expect(g.attempt()).toMatchObject({ code: '08001' });
+  });
+
+  describe('waitToRetry', () => {
+    beforeEach(() => {
+      jest.useFakeTimers();
+    });
+    afterEach(() => {
+      jest.useRealTimers();
+    });
+
+    /** Whether `promise` has settled once pending timers and microtasks up to now have run. */
+    const settled = async (promise: Promise<void>) => {
+      let done = false;
+      void promise.then(() => (done = true));
+      await Promise.resolve();
+      await Promise.resolve();
+      return done;
+    };
+
+    it('waits the time asked while connections succeed', async () => {
+      const waiting = gate().waitToRetry(300);
+      jest.advanceTimersByTime(299);
+      expect(await settled(waiting)).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(await settled(waiting)).toBe(true);
+    });
+
+    it('ends as soon as a connection attempt succeeds', async () => {
+      const g = gate();
+      g.failed(refused);
+      now = 100;
+      expect(g.attempt()).toBeUndefined(); // the probe
+      const waiting = g.waitToRetry(1000);
+      expect(await settled(waiting)).toBe(false);
+      g.succeeded();
+      expect(await settled(waiting)).toBe(true);
+    });
+
+    it('when an attempt fails meanwhile, ends when the next one may start', async () => {
+      const g = gate();
+      g.failed(refused);
+      now = 100;
+      expect(g.attempt()).toBeUndefined(); // the probe
+      const waiting = g.waitToRetry(1000);
+      g.failed(refused); // the probe failed: the next attempt may start 200 ms later
+      jest.advanceTimersByTime(199);
+      expect(await settled(waiting)).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(await settled(waiting)).toBe(true);
+    });
+
+    it('while attempts back off, ends when the next one may start', async () => {
+      const g = gate();
+      g.failed(refused); // next attempt at 100
+      now = 40;
+      const waiting = g.waitToRetry(1000);
+      jest.advanceTimersByTime(59);
+      expect(await settled(waiting)).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(await settled(waiting)).toBe(true);
+    });
   });
 });

@@ -23,6 +23,8 @@ export class ConnectionGate {
   private lastError?: Error & { code?: string };
   /** When a pooled connection last broke (a query failed with a connection error). */
   lostAt = 0;
+  /** Callers of waitToRetry() still waiting. */
+  private readonly waiting = new Set<Waiter>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -59,6 +61,7 @@ export class ConnectionGate {
     this.failures = 0;
     this.probing = false;
     this.lastError = undefined;
+    for (const waiter of [...this.waiting]) waiter.wake();
   }
 
   failed(error: unknown): void {
@@ -70,10 +73,46 @@ export class ConnectionGate {
       CONNECT_BACKOFF_BASE_MS * 2 ** Math.min(this.failures - 1, 16),
     );
     this.nextAttemptAt = this.now() + delay * (0.5 + this.random() / 2);
+    for (const waiter of this.waiting) waiter.schedule();
+  }
+
+  /**
+   * Resolves after `ms`, or sooner: as soon as a connection attempt succeeds, or, while attempts
+   * back off, when the next one may start (moved along when an attempt fails meanwhile). For work
+   * retried after a failover error: it runs again as soon as the database may answer, instead of
+   * sleeping through a back-off that a reconnect already ended, and its attempt may be the one
+   * that probes. A refused attempt costs no connection, so waking every waiter at once is cheap.
+   */
+  waitToRetry(ms: number): Promise<void> {
+    const deadline = this.now() + ms;
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const waiter: Waiter = {
+        wake: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve();
+        },
+        schedule: () => {
+          clearTimeout(timer);
+          const at =
+            this.failures > 0 && !this.probing ? Math.min(deadline, this.nextAttemptAt) : deadline;
+          timer = setTimeout(waiter.wake, Math.max(0, at - this.now()));
+        },
+      };
+      this.waiting.add(waiter);
+      waiter.schedule();
+    });
   }
 
   /** A connection in use broke: what readiness last saw may be out of date. */
   lost(): void {
     this.lostAt = this.now();
   }
+}
+
+interface Waiter {
+  wake(): void;
+  /** (Re)arms the timer: at the waiter's deadline, or sooner when the next attempt may start. */
+  schedule(): void;
 }

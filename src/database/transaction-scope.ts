@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
-import { PrimaryPool, type Queryable } from './queryable.js';
+import type { ConnectionGate } from './connection-gate.js';
+import { driverGate, PrimaryPool, type Queryable } from './queryable.js';
 
 /**
  * The transaction a request runs in, found by repositories themselves: code called inside `run()`
@@ -18,6 +19,11 @@ export class TransactionScope {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly primary: PrimaryPool,
   ) {}
+
+  /** The connection gate of the primary's pool (undefined before it connects). */
+  get connectionGate(): ConnectionGate | undefined {
+    return driverGate(this.dataSource);
+  }
 
   /** The open transaction's manager, or undefined outside `run()`. */
   get manager(): EntityManager | undefined {

@@ -15,6 +15,7 @@ import { from, lastValueFrom, type Observable } from 'rxjs';
 import { errorKindOf } from '../common/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../common/patterns.js';
 import { AppConfig } from '../config/app-config.js';
+import { retryingOnFailover } from '../database/failover-retry.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { toHttpError } from '../http/all-exceptions.filter.js';
 import { ApiIdempotencyKey } from '../http/openapi.decorators.js';
@@ -90,8 +91,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ): Promise<unknown> {
     const requestFingerprint = fingerprint(request);
     let failure: { error: unknown } | undefined;
-    const outcome = await this.scope
+    // A failover error reruns the whole transaction (docs/failover.md); the key makes it safe.
+    const retry = {
+      budgetMs: this.config.database.failoverRetryMs,
+      abandoned: () => response.closed,
+    };
+    const outcome = await retryingOnFailover(this.scope, retry)
       .run(async () => {
+        failure = undefined;
         if (!(await this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs))) {
           return replay(await this.keys.find(key), key, requestFingerprint);
         }

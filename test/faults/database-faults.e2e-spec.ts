@@ -55,3 +55,43 @@ describe('database unreachable (e2e)', () => {
     expect(users.body.map((user: { name: string }) => user.name)).toEqual(['Ada']);
   });
 });
+
+describe('a keyed create while the database is unreachable (e2e)', () => {
+  const FAILOVER_RETRY_MS = 1500;
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    ({ proxy, ...t } = await createTestAppBehindProxy({
+      env: { DB_FAILOVER_RETRY_MS: String(FAILOVER_RETRY_MS) },
+    }));
+  });
+  afterAll(() => t.close());
+
+  it('is retried by the service until DB_FAILOVER_RETRY_MS is spent, then answers 503', async () => {
+    await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    await proxy.cut();
+    const send = () =>
+      t.http().post('/users').set('Idempotency-Key', 'unreachable-1').send({ name: 'Bob' });
+
+    const started = Date.now();
+    const unavailable = await send().expect(503);
+    const elapsed = Date.now() - started;
+    expect(unavailable.body).toEqual(SERVICE_UNAVAILABLE);
+    // Refused connections fail at once: answering only now means the service kept retrying,
+    // and it starts no attempt past the budget.
+    expect(elapsed).toBeGreaterThanOrEqual(FAILOVER_RETRY_MS);
+    expect(elapsed).toBeLessThan(FAILOVER_RETRY_MS + 1500);
+
+    await proxy.restore();
+    await waitFor(
+      'readiness after the restore',
+      async () => (await t.http().get('/health/ready')).status === 200,
+      5000,
+    );
+    // Nothing was stored for the key: the create runs now.
+    const created = await send().expect(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+    expect(created.body).toEqual(expect.objectContaining({ name: 'Bob' }));
+  });
+});

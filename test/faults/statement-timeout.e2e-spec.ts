@@ -2,7 +2,11 @@
 // the callback form (pg's Pool#query: the hot reads, creates and replica reads) and the promise
 // form (TypeORM). The server stops the statement: it fails with 57014 (query_canceled).
 import pg from 'pg';
-import { cancellingClient } from '../../src/database/cancelling-client.js';
+import {
+  cancellingClient,
+  outlivedStatementTimeout,
+} from '../../src/database/cancelling-client.js';
+import { isFailoverError } from '../../src/database/failover-retry.js';
 import { testDatabaseUrl } from '../support/test-app.js';
 
 describe('the statement timeout (cancellingClient)', () => {
@@ -41,5 +45,24 @@ describe('the statement timeout (cancellingClient)', () => {
     } finally {
       client.release();
     }
+  });
+
+  it('marks a failure that outlived it: a keyed create answers it rather than retrying', async () => {
+    const timedOut: unknown = await pool.query('SELECT pg_sleep(30)').catch((error) => error);
+    expect(outlivedStatementTimeout(timedOut)).toBe(true);
+    expect(isFailoverError(timedOut)).toBe(false);
+
+    // A connection the server closed in time is a failover error, retried.
+    const client = await pool.connect();
+    const terminated: unknown = await client
+      .query('SELECT pg_terminate_backend(pg_backend_pid())')
+      .catch((error) => error);
+    client.release(true);
+    expect(outlivedStatementTimeout(terminated)).toBe(false);
+    expect(isFailoverError(terminated)).toBe(true);
+
+    const failed: unknown = await pool.query('SELECT 1 / 0').catch((error) => error);
+    expect(outlivedStatementTimeout(failed)).toBe(false);
+    expect(isFailoverError(failed)).toBe(false);
   });
 });

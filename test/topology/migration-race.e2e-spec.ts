@@ -137,6 +137,7 @@ describe('migrations applied by two processes at once (e2e)', () => {
             keepAliveIdleS: 5,
             maxLifetimeS: 0,
             retryAttempts: 0,
+            failoverRetryMs: 0,
             migrateOnBoot: false,
             readUrls: [],
             replicaMaxLagMs: 5000,

@@ -1,0 +1,137 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { QueryFailedError } from 'typeorm';
+import { outlivedStatementTimeout } from './cancelling-client.js';
+import type { TransactionScope } from './transaction-scope.js';
+
+/** The first retry waits this long; each further one doubles it. */
+export const FAILOVER_RETRY_BASE_MS = 100;
+/** The longest wait between two attempts. */
+export const FAILOVER_RETRY_MAX_MS = 1000;
+
+/**
+ * Socket errors of a primary that is going away, gone, or not reachable yet. DNS failures are left
+ * out: a name that does not resolve is a configuration error more often than a failover.
+ */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * SQLSTATEs of a primary changing hands: 57P01 admin_shutdown (a fast shutdown, a demotion),
+ * 57P02 crash_shutdown (another backend crashed), 57P03 cannot_connect_now (starting, stopping,
+ * in recovery), 25006 read_only_sql_transaction (a demoted primary, or a standby reached through
+ * a proxy that has not switched yet). Class 08 (connection exceptions, among them 08007: the
+ * COMMIT's outcome is unknown, CommitOutcomeUnknownError) is matched as a class.
+ */
+const FAILOVER_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006']);
+
+/**
+ * True when `error` says the primary went away, is not reachable yet, or is read-only for now, so
+ * that the same work may succeed on a fresh connection a moment later: connection refused, reset
+ * or closed ("Connection terminated", also the pool's connect timeout), the SQLSTATEs above and
+ * class 08, and TypeORM's error for a connection that died under a transaction. The connection
+ * gate's refusal while attempts back off carries the code of the failure behind it, so it counts
+ * when that failure does.
+ *
+ * Never: a statement that outlived the statement timeout (57014, or a connection the service
+ * closed for it: the request has had its time, and a COMMIT left waiting still holds its locks),
+ * a full pool ("timeout exceeded when trying to connect": an overload, which a retry would only
+ * prolong), too many connections (53300), lock or serialization failures, and every error of a
+ * query itself.
+ */
+export function isFailoverError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (outlivedStatementTimeout(error)) return false;
+  if ((error as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
+  const driver = (error instanceof QueryFailedError ? error.driverError : error) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  const code = typeof driver.code === 'string' ? driver.code : '';
+  if (NETWORK_CODES.has(code) || FAILOVER_SQLSTATES.has(code) || code.startsWith('08')) {
+    return true;
+  }
+  const message = typeof driver.message === 'string' ? driver.message : '';
+  return (
+    message.includes('Connection terminated') ||
+    message.includes('Client has encountered a connection error')
+  );
+}
+
+/**
+ * How long to wait before retry number `retry` (0 for the first): 100 ms doubling up to 1 s,
+ * drawn between half and all of that so that the requests of many processes do not retry in step.
+ */
+export function failoverRetryDelay(retry: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(
+    FAILOVER_RETRY_MAX_MS,
+    FAILOVER_RETRY_BASE_MS * 2 ** Math.min(retry, 16),
+  );
+  return ceiling * (0.5 + random() / 2);
+}
+
+export interface FailoverRetryOptions {
+  /**
+   * A retry may start until this long after the first attempt started (DB_FAILOVER_RETRY_MS);
+   * 0: no retry at all.
+   */
+  budgetMs: number;
+  /** True once nobody waits for the answer (the client disconnected): no further attempt. */
+  abandoned?: () => boolean;
+  now?: () => number;
+  random?: () => number;
+  wait?: (ms: number) => Promise<unknown>;
+}
+
+/**
+ * Runs `work` and, while it fails with a failover error (isFailoverError), runs it again from the
+ * start after a short back-off (failoverRetryDelay), until it succeeds, fails otherwise, the
+ * budget is spent or the caller is gone; then the last error is thrown as it was.
+ *
+ * Only for work that is safe to run twice: a whole keyed create (key claim, write and stored
+ * outcome in one transaction). If a COMMIT whose outcome was unknown did land, the retry's key
+ * claim finds the stored outcome and replays it; if not, the retry runs the create. An unkeyed
+ * write has no such guard and must never be retried here.
+ */
+export async function retryOnFailover<T>(
+  work: () => Promise<T>,
+  {
+    budgetMs,
+    abandoned = () => false,
+    now = Date.now,
+    random = Math.random,
+    wait = sleep,
+  }: FailoverRetryOptions,
+): Promise<T> {
+  const deadline = now() + budgetMs;
+  for (let retry = 0; ; retry++) {
+    try {
+      return await work();
+    } catch (error) {
+      const left = deadline - now();
+      if (left <= 0 || !isFailoverError(error) || abandoned()) throw error;
+      await wait(Math.min(left, failoverRetryDelay(retry, random)));
+      if (abandoned()) throw error;
+    }
+  }
+}
+
+/**
+ * `scope` whose run() reruns the whole transaction on a fresh connection while it fails with a
+ * failover error (retryOnFailover): for keyed creates only. A wait between two attempts ends early
+ * when the primary's pool reconnects, or when its connection gate lets the next attempt through
+ * (ConnectionGate#waitToRetry), so a switchover costs little more than the HA system's own time.
+ */
+export function retryingOnFailover(
+  scope: Pick<TransactionScope, 'run' | 'connectionGate'>,
+  options: FailoverRetryOptions,
+): Pick<TransactionScope, 'run'> {
+  const wait = (ms: number) => scope.connectionGate?.waitToRetry(ms) ?? sleep(ms);
+  return { run: (work) => retryOnFailover(() => scope.run(work), { wait, ...options }) };
+}
