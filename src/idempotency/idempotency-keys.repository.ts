@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import pg from 'pg';
 import type { Repository } from 'typeorm';
 import { EntitySql } from '../database/entity-sql.js';
-import { TransactionScope } from '../database/transaction-scope.js';
+import { type Statement, TransactionScope } from '../database/transaction-scope.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
+
+const { escapeLiteral } = pg;
 
 /** What a create answered: its status, the headers that go with it and its body. */
 export interface StoredOutcome {
@@ -23,7 +26,7 @@ const SAVEPOINT = 'idempotent_create';
  */
 @Injectable()
 export class IdempotencyKeysRepository {
-  private readonly claimSql: string;
+  private readonly claimSql: (key: string, fingerprint: string) => string;
   private readonly findSql: string;
   private readonly storeSql: string;
   private readonly purgeSql: string;
@@ -36,8 +39,9 @@ export class IdempotencyKeysRepository {
     this.sql = new EntitySql(keys);
     const { sql } = this;
     const key = sql.column('key');
-    this.claimSql =
-      `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) VALUES ($1, $2) ` +
+    const insert = `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) VALUES`;
+    this.claimSql = (value, fingerprint) =>
+      `${insert} (${escapeLiteral(value)}, ${escapeLiteral(fingerprint)}) ` +
       `ON CONFLICT DO NOTHING RETURNING ${key}`;
     this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1`;
     this.storeSql =
@@ -50,19 +54,34 @@ export class IdempotencyKeysRepository {
   }
 
   /**
-   * Inserts the key, waiting at most `waitMs` for a concurrent request that holds it (then 55P03,
-   * lock_not_available). True when this request now owns the key; false when it was already stored.
-   * The wait bounds only this statement: the create that follows runs with the server's default.
+   * The statements that open a keyed create's transaction (TransactionScope.run sends them with
+   * BEGIN, in one message): insert the key, waiting at most `waitMs` for a concurrent request
+   * that holds it (then 55P03, lock_not_available, and nothing after it runs); then the server's
+   * default lock_timeout again, so the wait bounds only this statement and the create that
+   * follows waits like any other; then a savepoint, so a create that fails can be undone while
+   * the key stays to store that failure. `SET LOCAL`: this transaction only, so it is safe behind
+   * PgBouncer's transaction pooling.
+   *
+   * One message, so the key is never inserted outside the transaction (were BEGIN to fail, e.g.
+   * a stray cancel, nothing after it in the message runs). A message of several statements takes
+   * no parameters: the key (1 to 255 visible ASCII characters, parseIdempotencyKey) and the
+   * fingerprint (hex) are quoted by pg's escapeLiteral.
    */
-  async claim(key: string, fingerprint: string, waitMs: number): Promise<boolean> {
-    const db = this.scope.queryable();
-    // SET LOCAL: this transaction only, so it is safe behind PgBouncer's transaction pooling.
-    await db.query(`SET LOCAL lock_timeout = ${Math.trunc(waitMs)}`);
-    const claimed = await db.query(this.claimSql, [key, fingerprint]);
-    if (claimed.length === 0) return false;
-    // One round trip, no parameters (a simple query may hold two statements).
-    await db.query(`SET LOCAL lock_timeout TO DEFAULT; SAVEPOINT ${SAVEPOINT}`);
-    return true;
+  claim(key: string, fingerprint: string, waitMs: number): string {
+    return [
+      `SET LOCAL lock_timeout = ${Math.trunc(waitMs)}`,
+      this.claimSql(key, fingerprint),
+      'SET LOCAL lock_timeout TO DEFAULT',
+      `SAVEPOINT ${SAVEPOINT}`,
+    ].join('; ');
+  }
+
+  /**
+   * From the rows of the claim's statements: true when this request now owns the key; false when
+   * it was already stored.
+   */
+  claimed(opened: unknown[][]): boolean {
+    return opened[1].length > 0;
   }
 
   async find(key: string): Promise<IdempotencyKey> {
@@ -70,14 +89,14 @@ export class IdempotencyKeysRepository {
     return this.sql.toEntity(row);
   }
 
-  /** After the create: keep what it did (`RELEASE`), or undo it but keep the key (`ROLLBACK TO`). */
-  async endCreate(keep: boolean): Promise<void> {
-    const verb = keep ? 'RELEASE SAVEPOINT' : 'ROLLBACK TO SAVEPOINT';
-    await this.scope.queryable().query(`${verb} ${SAVEPOINT}`);
+  /** After a create that failed: undoes what it did, keeps the key (send before storeOutcome). */
+  undoCreate(): Statement {
+    return { text: `ROLLBACK TO SAVEPOINT ${SAVEPOINT}` };
   }
 
-  async storeOutcome(key: string, { status, headers, body }: StoredOutcome): Promise<void> {
-    await this.scope.queryable().query(this.storeSql, [key, status, headers, body]);
+  /** The outcome's UPDATE, for the caller to send with its COMMIT (Transaction.commit). */
+  storeOutcome(key: string, { status, headers, body }: StoredOutcome): Statement {
+    return { text: this.storeSql, values: [key, status, headers, body] };
   }
 
   /**

@@ -82,6 +82,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(this.once(key, request, http.getResponse<Response>(), next));
   }
 
+  /**
+   * The whole keyed transaction, three round trips when the key is new: BEGIN with the key's
+   * claim (IdempotencyKeysRepository.claim), the handler's own statement, the outcome with COMMIT.
+   */
   private async once(
     key: string,
     request: Request,
@@ -90,31 +94,29 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ): Promise<unknown> {
     const requestFingerprint = fingerprint(request);
     let failure: { error: unknown } | undefined;
+    const claim = this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs);
     const outcome = await this.scope
-      .run(async () => {
-        if (!(await this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs))) {
+      .run(claim, async (tx, opened) => {
+        if (!this.keys.claimed(opened)) {
           return replay(await this.keys.find(key), key, requestFingerprint);
         }
         let created: StoredOutcome;
         try {
           // Runs the handler (and the interceptors inside this one, which set its headers).
           const body = (await lastValueFrom(next.handle())) as object;
-          await this.keys.endCreate(true);
           created = { status: HttpStatus.CREATED, headers: createdHeaders(response), body };
         } catch (error) {
           if (!errorKindOf(error)) throw error;
-          await this.keys.endCreate(false);
           failure = { error };
           const { status, body } = toHttpError(error);
           created = { status, headers: {}, body };
         }
-        await this.keys.storeOutcome(key, created);
+        const undo = failure ? [this.keys.undoCreate()] : [];
+        await tx.commit(...undo, this.keys.storeOutcome(key, created));
         return created;
       })
       .catch((error: unknown) => {
-        if (
-          (error as { driverError?: { code?: string } }).driverError?.code === LOCK_NOT_AVAILABLE
-        ) {
+        if ((error as { code?: string } | null)?.code === LOCK_NOT_AVAILABLE) {
           throw new ConflictException('a request with this Idempotency-Key is still in progress');
         }
         throw error;
