@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Writable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
@@ -14,37 +15,61 @@ export interface Statement {
 type Row = Record<string, unknown>;
 
 /**
- * The open transaction: one connection of the primary's pool, straight on pg (a TypeORM query
- * runner costs more per statement than the statement: bench/README.md, "Profile-driven changes").
+ * The open transaction: one connection of the primary's pool, used through pg directly (a TypeORM
+ * query runner costs more per statement than the statement: bench/README.md, "Profile-driven
+ * changes") and in pg's pipeline mode, so that statements sent together cost one round trip.
+ *
+ * BEGIN and the opening statements are not sent on their own: they go out with the first
+ * statement of the work, in the same network write, and that statement waits behind them on the
+ * server. So the first statement runs only if the opening succeeded (after an error PostgreSQL
+ * refuses every statement of the transaction with 25P02), and the work reads the opening's own
+ * outcome with `opened()`.
  */
 export class Transaction implements Queryable {
+  private opening: string | undefined;
+  private openedResult: Promise<{ rows: Row[][] } | { error: unknown }> | undefined;
   private ended = false;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    opening: string,
+  ) {
+    this.opening = `BEGIN; ${opening}`;
+  }
 
   async query<R = Row>(sql: string, parameters?: unknown[]): Promise<R[]> {
-    return (await this.client.query(sql, parameters)).rows as R[];
+    const sent = this.send(() => this.client.query(sql, parameters));
+    return (await sent).rows as R[];
   }
 
   /**
-   * Sends `statements` and COMMIT in one round trip (pipelined) and ends the transaction: it
-   * commits only if every statement succeeded. One that fails aborts the transaction, so
-   * PostgreSQL answers the COMMIT with a ROLLBACK and that statement's error is thrown. When the
-   * COMMIT itself fails (e.g. CommitOutcomeUnknownError: the connection broke, so even a statement
-   * whose answer was lost may have committed), its error is the one thrown.
+   * The rows of the opening's statements, one array per statement after BEGIN, or the error of
+   * the first that failed (nothing after it ran). Sends the opening alone if no statement has
+   * carried it yet.
+   */
+  async opened(): Promise<Row[][]> {
+    if (!this.isBegun) this.send(() => undefined);
+    const opened = await this.openedResult!;
+    if ('error' in opened) throw opened.error;
+    return opened.rows;
+  }
+
+  /**
+   * Sends `statements` and COMMIT in one network write and ends the transaction: it commits only
+   * if every statement succeeded. One that fails aborts the transaction, so PostgreSQL answers
+   * the COMMIT with a ROLLBACK and that statement's error is thrown. When the COMMIT itself fails
+   * (e.g. CommitOutcomeUnknownError: the connection broke, so even a statement whose answer was
+   * lost may have committed), its error is the one thrown.
    */
   async commit(...statements: Statement[]): Promise<void> {
     const { client } = this;
     this.ended = true;
-    // Pipeline mode only while these are in flight: pg sends each query without waiting for the
-    // previous one's answer. It is switched off again once all of them are answered, never
-    // before (pg would lose track of the queries already sent).
-    setPipeline(client, true);
-    const answers = await Promise.allSettled([
-      ...statements.map(({ text, values }) => client.query(text, values)),
-      client.query('COMMIT'),
-    ]);
-    setPipeline(client, false);
+    const answers = await Promise.allSettled(
+      this.send(() => [
+        ...statements.map(({ text, values }) => client.query(text, values)),
+        client.query('COMMIT'),
+      ]),
+    );
     const commit = answers.pop()!;
     if (commit.status === 'rejected') throw commit.reason;
     const failed = answers.find((answer) => answer.status === 'rejected');
@@ -54,9 +79,29 @@ export class Transaction implements Queryable {
     }
   }
 
-  /** Whether the transaction is over (commit() ran), else it must still be ended. */
+  /** Whether anything reached the server (the opening goes with the first statement). */
+  get isBegun(): boolean {
+    return this.opening === undefined;
+  }
+
+  /** Whether commit() ended the transaction. */
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /** Runs `queue` (which queues queries) with the opening queued first if it is still unsent. */
+  private send<T>(queue: () => T): T {
+    const { opening } = this;
+    if (opening === undefined) return inOneWrite(this.client, queue);
+    this.opening = undefined;
+    return inOneWrite(this.client, () => {
+      // Settled here, so that an error is never an unhandled rejection; opened() reports it.
+      this.openedResult = (this.client.query(opening) as unknown as Promise<pg.QueryResult[]>).then(
+        (results) => ({ rows: results.slice(1).map((result) => result.rows as Row[]) }),
+        (error: unknown) => ({ error }),
+      );
+      return queue();
+    });
   }
 }
 
@@ -82,41 +127,56 @@ export class TransactionScope {
 
   /**
    * Runs `work` in one transaction on a connection of the primary's pool: committed when it
-   * resolves (unless it ended the transaction with `commit()`, which sends its last statements
-   * with the COMMIT), rolled back when it throws. BEGIN costs no round trip of its own: it goes
-   * out in one message with `opening`, statements without parameters (a simple query may hold
-   * several; the first that fails stops the rest), and `work` receives their rows, one array per
-   * statement. The connection is never handed back to the pool inside a transaction: when even
-   * the rollback fails, the connection is destroyed and the original error is the one reported.
+   * resolves (unless it ended the transaction with `tx.commit()`, which sends its last
+   * statements with the COMMIT), rolled back when it throws. `opening`: statements without
+   * parameters (a simple query may hold several; the first that fails stops the rest), sent with
+   * BEGIN and with the work's first statement (see Transaction). The connection is never handed
+   * back to the pool inside a transaction: when even the rollback fails, the connection is
+   * destroyed and the original error is the one reported.
    */
-  async run<T>(
-    opening: string,
-    work: (tx: Transaction, opened: Row[][]) => Promise<T>,
-  ): Promise<T> {
+  async run<T>(opening: string, work: (tx: Transaction) => Promise<T>): Promise<T> {
     const pool = driverPool(this.dataSource);
     if (!pool) throw new Error('the database connection is not initialised');
     const client = await pool.connect();
-    const tx = new Transaction(client);
+    const tx = new Transaction(client, opening);
     let broken = false;
+    setPipeline(client, true);
     try {
-      const results = (await client.query(`BEGIN; ${opening}`)) as unknown as pg.QueryResult[];
-      const opened = results.slice(1).map((result) => result.rows as Row[]);
-      const value = await this.storage.run(tx, () => work(tx, opened));
+      const value = await this.storage.run(tx, () => work(tx));
       if (!tx.isEnded) await tx.commit();
       return value;
     } catch (error) {
-      if (client.getTransactionStatus() !== 'I') {
+      // Queued behind anything still in flight, so once it is answered nothing else is pending.
+      // Not needed after a COMMIT that PostgreSQL answered (with ROLLBACK: a statement failed).
+      if (tx.isBegun && !(tx.isEnded && client.getTransactionStatus() === 'I')) {
         await client.query('ROLLBACK').catch(() => {
           broken = true;
         });
       }
       throw error;
     } finally {
+      if (!broken) setPipeline(client, false);
       client.release(broken);
     }
   }
 }
 
+/**
+ * pg's pipeline mode (a client option, set here only while this transaction holds the
+ * connection): each query is written as soon as it is queued, without waiting for the answer to
+ * the previous one. Switched off only when nothing is in flight.
+ */
 function setPipeline(client: pg.PoolClient, on: boolean): void {
   (client as { pipeline: boolean }).pipeline = on;
+}
+
+/** The queries `queue` queues go out in one network write (pg writes each as it is queued). */
+function inOneWrite<T>(client: pg.PoolClient, queue: () => T): T {
+  const { stream } = (client as unknown as { connection: { stream: Writable } }).connection;
+  stream.cork();
+  try {
+    return queue();
+  } finally {
+    stream.uncork();
+  }
 }

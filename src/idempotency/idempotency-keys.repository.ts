@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { Repository } from 'typeorm';
+import { isUniqueViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { type Statement, TransactionScope } from '../database/transaction-scope.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
@@ -19,10 +20,12 @@ const PURGE_BATCH = 1000;
 /** Batches per purge run, so one run stays short whatever the backlog; the next run goes on. */
 const PURGE_MAX_BATCHES = 50;
 const SAVEPOINT = 'idempotent_create';
+const KEY_CONSTRAINT = 'PK_idempotency_keys';
 
 /**
- * The statements of idempotent creates. All but the purge run in the transaction the caller opened
- * (TransactionScope): the key, the resource and the outcome commit together or not at all.
+ * The statements of idempotent creates. All but the purge and the read of a stored outcome run in
+ * the transaction the caller opened (TransactionScope): the key, the resource and the outcome
+ * commit together or not at all.
  */
 @Injectable()
 export class IdempotencyKeysRepository {
@@ -39,10 +42,9 @@ export class IdempotencyKeysRepository {
     this.sql = new EntitySql(keys);
     const { sql } = this;
     const key = sql.column('key');
-    const insert = `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) VALUES`;
     this.claimSql = (value, fingerprint) =>
-      `${insert} (${escapeLiteral(value)}, ${escapeLiteral(fingerprint)}) ` +
-      `ON CONFLICT DO NOTHING RETURNING ${key}`;
+      `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) ` +
+      `VALUES (${escapeLiteral(value)}, ${escapeLiteral(fingerprint)})`;
     this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1`;
     this.storeSql =
       `UPDATE ${sql.table} SET ${sql.column('status')} = $2, ${sql.column('headers')} = $3, ` +
@@ -55,16 +57,17 @@ export class IdempotencyKeysRepository {
 
   /**
    * The statements that open a keyed create's transaction (TransactionScope.run sends them with
-   * BEGIN, in one message): insert the key, waiting at most `waitMs` for a concurrent request
-   * that holds it (then 55P03, lock_not_available, and nothing after it runs); then the server's
-   * default lock_timeout again, so the wait bounds only this statement and the create that
-   * follows waits like any other; then a savepoint, so a create that fails can be undone while
-   * the key stays to store that failure. `SET LOCAL`: this transaction only, so it is safe behind
-   * PgBouncer's transaction pooling.
+   * BEGIN, in one message). They insert the key, waiting at most `waitMs` for a concurrent
+   * request that holds it: when that one commits, or when the key was stored before, the insert
+   * fails with a unique violation (isStored), and after `waitMs` with 55P03, lock_not_available;
+   * either way nothing after it runs. Then they set the server's default lock_timeout again, so
+   * the wait bounds only the key and the create that follows waits like any other, and a
+   * savepoint, so a create that fails can be undone while the key stays to store that failure.
+   * `SET LOCAL`: this transaction only, so it is safe behind PgBouncer's transaction pooling.
    *
-   * One message, so the key is never inserted outside the transaction (were BEGIN to fail, e.g.
-   * a stray cancel, nothing after it in the message runs). A message of several statements takes
-   * no parameters: the key (1 to 255 visible ASCII characters, parseIdempotencyKey) and the
+   * One message, so nothing of it runs outside the transaction (were BEGIN to fail, e.g. a stray
+   * cancel, nothing after it in the message would run). A message of several statements takes no
+   * parameters: the key (1 to 255 visible ASCII characters, parseIdempotencyKey) and the
    * fingerprint (hex) are quoted by pg's escapeLiteral.
    */
   claim(key: string, fingerprint: string, waitMs: number): string {
@@ -76,17 +79,15 @@ export class IdempotencyKeysRepository {
     ].join('; ');
   }
 
-  /**
-   * From the rows of the claim's statements: true when this request now owns the key; false when
-   * it was already stored.
-   */
-  claimed(opened: unknown[][]): boolean {
-    return opened[1].length > 0;
+  /** Whether the claim failed because the key is stored (by a request that has committed). */
+  isStored(error: unknown): boolean {
+    return isUniqueViolation(error, KEY_CONSTRAINT);
   }
 
-  async find(key: string): Promise<IdempotencyKey> {
+  /** The stored key and outcome; undefined if it has just been purged. */
+  async find(key: string): Promise<IdempotencyKey | undefined> {
     const [row] = await this.scope.queryable().query(this.findSql, [key]);
-    return this.sql.toEntity(row);
+    return row && this.sql.toEntity(row);
   }
 
   /** After a create that failed: undoes what it did, keeps the key (send before storeOutcome). */
