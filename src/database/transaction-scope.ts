@@ -6,18 +6,14 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { driverPool, PrimaryPool, type Queryable } from './queryable.js';
 
-/** One statement and its parameters. */
-export interface Statement {
-  text: string;
-  values?: unknown[];
-}
-
 type Row = Record<string, unknown>;
 
 /**
  * The open transaction: one connection of the primary's pool, used through pg directly (a TypeORM
  * query runner costs more per statement than the statement: bench/README.md, "Profile-driven
  * changes") and in pg's pipeline mode, so that statements sent together cost one round trip.
+ * Each round trip costs the service a socket write and read or two, more than the statements'
+ * own work: a keyed create takes two (see IdempotencyInterceptor).
  *
  * BEGIN and the opening statements are not sent on their own: they go out with the first
  * statement of the work, in the same network write, and that statement waits behind them on the
@@ -55,27 +51,18 @@ export class Transaction implements Queryable {
   }
 
   /**
-   * Sends `statements` and COMMIT in one network write and ends the transaction: it commits only
-   * if every statement succeeded. One that fails aborts the transaction, so PostgreSQL answers
-   * the COMMIT with a ROLLBACK and that statement's error is thrown. When the COMMIT itself fails
-   * (e.g. CommitOutcomeUnknownError: the connection broke, so even a statement whose answer was
-   * lost may have committed), its error is the one thrown.
+   * Sends `statements` (without parameters) and COMMIT as one message and ends the transaction:
+   * it commits only if every statement succeeded (the first that fails stops the rest, COMMIT
+   * included, and its error is thrown). A COMMIT whose answer is lost fails with
+   * CommitOutcomeUnknownError (cancellingClient): it may have committed.
    */
-  async commit(...statements: Statement[]): Promise<void> {
-    const { client } = this;
+  async commit(...statements: string[]): Promise<void> {
     this.ended = true;
-    const answers = await Promise.allSettled(
-      this.send(() => [
-        ...statements.map(({ text, values }) => client.query(text, values)),
-        client.query('COMMIT'),
-      ]),
-    );
-    const commit = answers.pop()!;
-    if (commit.status === 'rejected') throw commit.reason;
-    const failed = answers.find((answer) => answer.status === 'rejected');
-    if (failed) throw failed.reason;
-    if (commit.value.command !== 'COMMIT') {
-      throw new Error(`the transaction ended with ${commit.value.command}, not COMMIT`);
+    const sql = [...statements, 'COMMIT'].join('; ');
+    const results = await this.send(() => this.client.query(sql));
+    const last = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
+    if (last.command !== 'COMMIT') {
+      throw new Error(`the transaction ended with ${last.command}, not COMMIT`);
     }
   }
 

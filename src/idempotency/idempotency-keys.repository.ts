@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Repository } from 'typeorm';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
-import { type Statement, TransactionScope } from '../database/transaction-scope.js';
+import { TransactionScope } from '../database/transaction-scope.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 
 const { escapeLiteral } = pg;
@@ -31,7 +31,7 @@ const KEY_CONSTRAINT = 'PK_idempotency_keys';
 export class IdempotencyKeysRepository {
   private readonly claimSql: (key: string, fingerprint: string) => string;
   private readonly findSql: string;
-  private readonly storeSql: string;
+  private readonly storeSql: (key: string, outcome: StoredOutcome) => string;
   private readonly purgeSql: string;
   private readonly sql: EntitySql<IdempotencyKey>;
 
@@ -46,9 +46,11 @@ export class IdempotencyKeysRepository {
       `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) ` +
       `VALUES (${escapeLiteral(value)}, ${escapeLiteral(fingerprint)})`;
     this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1`;
-    this.storeSql =
-      `UPDATE ${sql.table} SET ${sql.column('status')} = $2, ${sql.column('headers')} = $3, ` +
-      `${sql.column('body')} = $4 WHERE ${key} = $1`;
+    this.storeSql = (value, { status, headers, body }) =>
+      `UPDATE ${sql.table} SET ${sql.column('status')} = ${Math.trunc(status)}, ` +
+      `${sql.column('headers')} = ${escapeLiteral(JSON.stringify(headers))}, ` +
+      `${sql.column('body')} = ${escapeLiteral(JSON.stringify(body))} ` +
+      `WHERE ${key} = ${escapeLiteral(value)}`;
     this.purgeSql =
       `DELETE FROM ${sql.table} WHERE ${key} IN (SELECT ${key} FROM ${sql.table} ` +
       `WHERE ${sql.column('createdAt')} < now() - make_interval(hours => $1) ` +
@@ -91,13 +93,17 @@ export class IdempotencyKeysRepository {
   }
 
   /** After a create that failed: undoes what it did, keeps the key (send before storeOutcome). */
-  undoCreate(): Statement {
-    return { text: `ROLLBACK TO SAVEPOINT ${SAVEPOINT}` };
+  undoCreate(): string {
+    return `ROLLBACK TO SAVEPOINT ${SAVEPOINT}`;
   }
 
-  /** The outcome's UPDATE, for the caller to send with its COMMIT (Transaction.commit). */
-  storeOutcome(key: string, { status, headers, body }: StoredOutcome): Statement {
-    return { text: this.storeSql, values: [key, status, headers, body] };
+  /**
+   * The outcome's UPDATE, for the caller to send with its COMMIT in one message
+   * (Transaction.commit), so without parameters: the body and headers as JSON text quoted by pg's
+   * escapeLiteral, as the key is in the claim.
+   */
+  storeOutcome(key: string, outcome: StoredOutcome): string {
+    return this.storeSql(key, outcome);
   }
 
   /**
