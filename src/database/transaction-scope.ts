@@ -11,19 +11,19 @@ type Row = Record<string, unknown>;
 /**
  * The open transaction: one connection of the primary's pool, used through pg directly (a TypeORM
  * query runner costs more per statement than the statement: bench/README.md, "Profile-driven
- * changes") and in pg's pipeline mode, so that statements sent together cost one round trip.
- * Each round trip costs the service a socket write and read or two, more than the statements'
+ * changes") and in pg's pipeline mode, so that statements written together cost one round trip.
+ * Each round trip costs the service a socket write and a read or two, more than the statements'
  * own work: a keyed create takes two (see IdempotencyInterceptor).
  *
  * BEGIN and the opening statements are not sent on their own: they go out with the first
  * statement of the work, in the same network write, and that statement waits behind them on the
- * server. So the first statement runs only if the opening succeeded (after an error PostgreSQL
- * refuses every statement of the transaction with 25P02), and the work reads the opening's own
- * outcome with `opened()`.
+ * server. So it runs only if the opening succeeded (after an error PostgreSQL refuses every
+ * statement of the transaction with 25P02); the work learns the opening's own outcome from
+ * `opened()`.
  */
 export class Transaction implements Queryable {
   private opening: string | undefined;
-  private openedResult: Promise<{ rows: Row[][] } | { error: unknown }> | undefined;
+  private openedError: Promise<{ error: unknown } | undefined> | undefined;
   private ended = false;
 
   constructor(
@@ -34,20 +34,23 @@ export class Transaction implements Queryable {
   }
 
   async query<R = Row>(sql: string, parameters?: unknown[]): Promise<R[]> {
-    const sent = this.send(() => this.client.query(sql, parameters));
-    return (await sent).rows as R[];
+    const result = this.isBegun
+      ? this.client.query(sql, parameters)
+      : inOneWrite(this.client, () => {
+          this.begin();
+          return this.client.query(sql, parameters);
+        });
+    return (await result).rows as R[];
   }
 
   /**
-   * The rows of the opening's statements, one array per statement after BEGIN, or the error of
-   * the first that failed (nothing after it ran). Sends the opening alone if no statement has
-   * carried it yet.
+   * Resolves once the opening succeeded; else rejects with the error of its first statement that
+   * failed (nothing after it ran). Sends the opening alone if no statement has carried it yet.
    */
-  async opened(): Promise<Row[][]> {
-    if (!this.isBegun) this.send(() => undefined);
-    const opened = await this.openedResult!;
-    if ('error' in opened) throw opened.error;
-    return opened.rows;
+  async opened(): Promise<void> {
+    if (!this.isBegun) this.begin();
+    const failed = await this.openedError;
+    if (failed) throw failed.error;
   }
 
   /**
@@ -57,16 +60,16 @@ export class Transaction implements Queryable {
    * CommitOutcomeUnknownError (cancellingClient): it may have committed.
    */
   async commit(...statements: string[]): Promise<void> {
+    await this.opened();
     this.ended = true;
-    const sql = [...statements, 'COMMIT'].join('; ');
-    const results = await this.send(() => this.client.query(sql));
+    const results = await this.client.query([...statements, 'COMMIT'].join('; '));
     const last = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
     if (last.command !== 'COMMIT') {
       throw new Error(`the transaction ended with ${last.command}, not COMMIT`);
     }
   }
 
-  /** Whether anything reached the server (the opening goes with the first statement). */
+  /** Whether BEGIN has been sent (it goes with the first statement). */
   get isBegun(): boolean {
     return this.opening === undefined;
   }
@@ -76,19 +79,15 @@ export class Transaction implements Queryable {
     return this.ended;
   }
 
-  /** Runs `queue` (which queues queries) with the opening queued first if it is still unsent. */
-  private send<T>(queue: () => T): T {
-    const { opening } = this;
-    if (opening === undefined) return inOneWrite(this.client, queue);
+  /** Queues BEGIN and the opening. */
+  private begin(): void {
+    const opening = this.opening!;
     this.opening = undefined;
-    return inOneWrite(this.client, () => {
-      // Settled here, so that an error is never an unhandled rejection; opened() reports it.
-      this.openedResult = (this.client.query(opening) as unknown as Promise<pg.QueryResult[]>).then(
-        (results) => ({ rows: results.slice(1).map((result) => result.rows as Row[]) }),
-        (error: unknown) => ({ error }),
-      );
-      return queue();
-    });
+    // Settled here, so that its error is never an unhandled rejection; opened() reports it.
+    this.openedError = this.client.query(opening).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
   }
 }
 
@@ -134,7 +133,7 @@ export class TransactionScope {
       return value;
     } catch (error) {
       // Queued behind anything still in flight, so once it is answered nothing else is pending.
-      // Not needed after a COMMIT that PostgreSQL answered (with ROLLBACK: a statement failed).
+      // Not needed once a COMMIT was answered: the transaction is over (committed or not).
       if (tx.isBegun && !(tx.isEnded && client.getTransactionStatus() === 'I')) {
         await client.query('ROLLBACK').catch(() => {
           broken = true;

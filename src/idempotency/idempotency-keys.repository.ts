@@ -29,10 +29,13 @@ const KEY_CONSTRAINT = 'PK_idempotency_keys';
  */
 @Injectable()
 export class IdempotencyKeysRepository {
-  private readonly claimSql: (key: string, fingerprint: string) => string;
   private readonly findSql: string;
-  private readonly storeSql: (key: string, outcome: StoredOutcome) => string;
   private readonly purgeSql: string;
+  /** Quoted names, for the statements built per request. */
+  private readonly names: Record<
+    'table' | 'key' | 'fingerprint' | 'status' | 'headers' | 'body',
+    string
+  >;
   private readonly sql: EntitySql<IdempotencyKey>;
 
   constructor(
@@ -42,15 +45,15 @@ export class IdempotencyKeysRepository {
     this.sql = new EntitySql(keys);
     const { sql } = this;
     const key = sql.column('key');
-    this.claimSql = (value, fingerprint) =>
-      `INSERT INTO ${sql.table} (${key}, ${sql.column('fingerprint')}) ` +
-      `VALUES (${escapeLiteral(value)}, ${escapeLiteral(fingerprint)})`;
+    this.names = {
+      table: sql.table,
+      key,
+      fingerprint: sql.column('fingerprint'),
+      status: sql.column('status'),
+      headers: sql.column('headers'),
+      body: sql.column('body'),
+    };
     this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1`;
-    this.storeSql = (value, { status, headers, body }) =>
-      `UPDATE ${sql.table} SET ${sql.column('status')} = ${Math.trunc(status)}, ` +
-      `${sql.column('headers')} = ${escapeLiteral(JSON.stringify(headers))}, ` +
-      `${sql.column('body')} = ${escapeLiteral(JSON.stringify(body))} ` +
-      `WHERE ${key} = ${escapeLiteral(value)}`;
     this.purgeSql =
       `DELETE FROM ${sql.table} WHERE ${key} IN (SELECT ${key} FROM ${sql.table} ` +
       `WHERE ${sql.column('createdAt')} < now() - make_interval(hours => $1) ` +
@@ -59,10 +62,11 @@ export class IdempotencyKeysRepository {
 
   /**
    * The statements that open a keyed create's transaction (TransactionScope.run sends them with
-   * BEGIN, in one message). They insert the key, waiting at most `waitMs` for a concurrent
-   * request that holds it: when that one commits, or when the key was stored before, the insert
-   * fails with a unique violation (isStored), and after `waitMs` with 55P03, lock_not_available;
-   * either way nothing after it runs. Then they set the server's default lock_timeout again, so
+   * BEGIN as one message, written with the handler's first statement). They insert the key,
+   * waiting at most `waitMs` for a concurrent request that holds it: when that one commits, or
+   * when the key was stored before, the insert fails with a unique violation (isStored), and after
+   * `waitMs` with 55P03, lock_not_available; either way nothing after it runs, and PostgreSQL
+   * refuses the handler's statement. Then they set the server's default lock_timeout again, so
    * the wait bounds only the key and the create that follows waits like any other, and a
    * savepoint, so a create that fails can be undone while the key stays to store that failure.
    * `SET LOCAL`: this transaction only, so it is safe behind PgBouncer's transaction pooling.
@@ -73,9 +77,11 @@ export class IdempotencyKeysRepository {
    * fingerprint (hex) are quoted by pg's escapeLiteral.
    */
   claim(key: string, fingerprint: string, waitMs: number): string {
+    const n = this.names;
     return [
       `SET LOCAL lock_timeout = ${Math.trunc(waitMs)}`,
-      this.claimSql(key, fingerprint),
+      `INSERT INTO ${n.table} (${n.key}, ${n.fingerprint}) ` +
+        `VALUES (${escapeLiteral(key)}, ${escapeLiteral(fingerprint)})`,
       'SET LOCAL lock_timeout TO DEFAULT',
       `SAVEPOINT ${SAVEPOINT}`,
     ].join('; ');
@@ -98,12 +104,18 @@ export class IdempotencyKeysRepository {
   }
 
   /**
-   * The outcome's UPDATE, for the caller to send with its COMMIT in one message
-   * (Transaction.commit), so without parameters: the body and headers as JSON text quoted by pg's
-   * escapeLiteral, as the key is in the claim.
+   * The outcome's UPDATE, for the caller to send with its COMMIT as one message
+   * (Transaction.commit), so without parameters: the headers and body as JSON text quoted by pg's
+   * escapeLiteral, like the key.
    */
-  storeOutcome(key: string, outcome: StoredOutcome): string {
-    return this.storeSql(key, outcome);
+  storeOutcome(key: string, { status, headers, body }: StoredOutcome): string {
+    const n = this.names;
+    return (
+      `UPDATE ${n.table} SET ${n.status} = ${Math.trunc(status)}, ` +
+      `${n.headers} = ${escapeLiteral(JSON.stringify(headers))}, ` +
+      `${n.body} = ${escapeLiteral(JSON.stringify(body))} ` +
+      `WHERE ${n.key} = ${escapeLiteral(key)}`
+    );
   }
 
   /**
