@@ -24,8 +24,9 @@ export interface ClientOptions {
 /** The pg Client class of one pool, with the connection gate its clients share. */
 export type DatabaseClientClass = typeof pg.Client & { readonly gate: ConnectionGate };
 
-// COMMIT, END (its synonym) and COMMIT AND CHAIN: the statements whose reply is the commit's.
-const COMMIT = /^\s*(COMMIT|END)\b/i;
+// COMMIT, END (its synonym) and COMMIT AND CHAIN: the statements whose reply is the commit's; also
+// a simple query of several statements that ends with one (its reply comes after the commit's).
+const COMMIT = /^\s*(COMMIT|END)\b|;\s*(COMMIT|END)\s*;?\s*$/i;
 // Statements outside a transaction that commit on their own: their implicit commit waits for the
 // synchronous standby exactly as a COMMIT does.
 const WRITE = /^\s*(INSERT|UPDATE|DELETE|MERGE)\b/i;

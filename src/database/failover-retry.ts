@@ -133,5 +133,7 @@ export function retryingOnFailover(
   options: FailoverRetryOptions,
 ): Pick<TransactionScope, 'run'> {
   const wait = (ms: number) => scope.connectionGate?.waitToRetry(ms) ?? sleep(ms);
-  return { run: (work) => retryOnFailover(() => scope.run(work), { wait, ...options }) };
+  return {
+    run: (opening, work) => retryOnFailover(() => scope.run(opening, work), { wait, ...options }),
+  };
 }

@@ -60,12 +60,14 @@ function fingerprint(request: Request): string {
 /**
  * Idempotent creates (`Idempotency-Key` on POST). The key row is inserted first, in the
  * transaction that then runs the handler and stores its outcome, so a crash never leaves a
- * resource without its key, and concurrent requests with one key queue on that row: they wait for
- * the first to commit and replay its outcome without running the handler, or give up after
- * IDEMPOTENCY_WAIT_MS with 409. A create that fails with one of the service's own errors (404,
- * 409: the database decided) stores that outcome too. Anything else (a 400 from validation, a
- * 5xx) rolls everything back, key included, so a retry runs again: a 5xx may even have committed
- * when the COMMIT's answer was lost, which a retry with the same key then replays.
+ * resource without its key nor a key without its outcome, and concurrent requests with one key
+ * queue on that row: they wait for the first to commit and replay its outcome (the handler's
+ * statement, sent with the claim, never takes effect), or give up after IDEMPOTENCY_WAIT_MS with
+ * 409. A create that fails with one of the service's own errors (404, 409: the database decided)
+ * stores that outcome too. Anything else (a 400 from validation, a 5xx) rolls everything back,
+ * key included, so a retry runs again: a 5xx may even have committed when the COMMIT's answer was
+ * lost, which a retry with the same key then replays. The handler's only effects must be its
+ * statements in this transaction (they are undone with it), as for any retried request.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -83,6 +85,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(this.once(key, request, http.getResponse<Response>(), next));
   }
 
+  /**
+   * The whole keyed transaction, in two round trips when the key is new: BEGIN and the key's claim
+   * (IdempotencyKeysRepository.claim) go out with the handler's statement, then the outcome with
+   * the COMMIT.
+   */
   private async once(
     key: string,
     request: Request,
@@ -90,42 +97,56 @@ export class IdempotencyInterceptor implements NestInterceptor {
     next: CallHandler,
   ): Promise<unknown> {
     const requestFingerprint = fingerprint(request);
+    const claim = this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs);
     let failure: { error: unknown } | undefined;
     // A failover error reruns the whole transaction (docs/failover.md); the key makes it safe.
     const retry = {
       budgetMs: this.config.database.failoverRetryMs,
       abandoned: () => response.closed,
     };
-    const outcome = await retryingOnFailover(this.scope, retry)
-      .run(async () => {
+    let outcome: StoredOutcome;
+    try {
+      outcome = await retryingOnFailover(this.scope, retry).run(claim, async (tx) => {
+        // A new attempt after a failover error: nothing of the one before counts.
         failure = undefined;
-        if (!(await this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs))) {
-          return replay(await this.keys.find(key), key, requestFingerprint);
-        }
+        for (const name of STORED_HEADERS) response.removeHeader(name);
+        // Runs the handler (and the interceptors inside this one, which set its headers). Its
+        // first statement waits on the server behind the claim and takes effect only if the
+        // claim succeeds, so the claim's outcome counts first.
+        const handled = await lastValueFrom(next.handle()).then(
+          (body) => ({ body: body as object }),
+          (error: unknown) => ({ error }),
+        );
+        await tx.opened();
         let created: StoredOutcome;
-        try {
-          // Runs the handler (and the interceptors inside this one, which set its headers).
-          const body = (await lastValueFrom(next.handle())) as object;
-          await this.keys.endCreate(true);
-          created = { status: HttpStatus.CREATED, headers: createdHeaders(response), body };
-        } catch (error) {
-          if (!errorKindOf(error)) throw error;
-          await this.keys.endCreate(false);
-          failure = { error };
-          const { status, body } = toHttpError(error);
+        if ('body' in handled) {
+          created = {
+            status: HttpStatus.CREATED,
+            headers: createdHeaders(response),
+            body: handled.body,
+          };
+        } else {
+          if (!errorKindOf(handled.error)) throw handled.error;
+          failure = handled;
+          const { status, body } = toHttpError(handled.error);
           created = { status, headers: {}, body };
         }
-        await this.keys.storeOutcome(key, created);
+        const undo = failure ? [this.keys.undoCreate()] : [];
+        await tx.commit(...undo, this.keys.storeOutcome(key, created));
         return created;
-      })
-      .catch((error: unknown) => {
-        if (
-          (error as { driverError?: { code?: string } }).driverError?.code === LOCK_NOT_AVAILABLE
-        ) {
-          throw new ConflictException('a request with this Idempotency-Key is still in progress');
-        }
-        throw error;
       });
+    } catch (error) {
+      if (this.keys.isStored(error)) {
+        const stored = await this.keys.find(key);
+        // Purged since (past its TTL): as for a key still in progress, a retry runs anew.
+        if (!stored) throw inProgress();
+        outcome = replay(stored, key, requestFingerprint);
+      } else if ((error as { code?: string } | null)?.code === LOCK_NOT_AVAILABLE) {
+        throw inProgress();
+      } else {
+        throw error;
+      }
+    }
     // The first answer of a stored 404/409 comes from the exception filter, like any other.
     if (failure) throw failure.error;
     response.status(outcome.status);
@@ -135,13 +156,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
 }
 
 /** The headers of a 201 worth replaying: where the resource is, and its ETag. */
+/** The headers of a create that its replays carry. */
+const STORED_HEADERS = ['Location', 'ETag'];
+
 function createdHeaders(response: Response): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of ['Location', 'ETag']) {
+  for (const name of STORED_HEADERS) {
     const value = response.getHeader(name);
     if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+function inProgress(): ConflictException {
+  return new ConflictException('a request with this Idempotency-Key is still in progress');
 }
 
 function replay(stored: IdempotencyKey, key: string, requestFingerprint: string): StoredOutcome {

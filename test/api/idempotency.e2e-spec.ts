@@ -41,6 +41,19 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
     expect(await userCount()).toBe(1);
   });
 
+  it('replays exactly what it stored for a key and a body full of quotes and backslashes', async () => {
+    const key = `k'\\";--${"'".repeat(3)}`;
+    const name = `O'Brien \\ "the" \\\\ '' ; -- é 😀`;
+    const first = await post('/users', key, { name }).expect(201);
+    expect(first.body.name).toBe(name);
+    const retry = await post('/users', key, { name }).expect(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.etag).toBe(first.headers.etag);
+    const stored = await t.dataSource.query<{ key: string }[]>('SELECT key FROM idempotency_keys');
+    expect(stored).toEqual([{ key }]);
+  });
+
   it('replays a post create, and keys are independent of each other', async () => {
     const { body: user } = await post('/users', undefined, { name: 'Ada' }).expect(201);
     const a = await post(`/users/${user.id}/posts`, 'p-1', { title: 'T' }).expect(201);
