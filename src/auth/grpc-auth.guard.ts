@@ -11,6 +11,7 @@ import { activeSpan } from '../observability/tracing.js';
 import { AuthenticationError } from './auth-errors.js';
 import { requirementOf } from './requirement.js';
 import {
+  type Caller,
   InsufficientScopeError,
   KeysUnavailableError,
   TokenVerifierService,
@@ -30,23 +31,29 @@ export class GrpcAuthGuard implements CanActivate {
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /**
+   * Synchronous, without a promise, unless a token has to be verified: with authentication off,
+   * on a public handler and for a token verified lately (see TokenVerifierService.authorize).
+   */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (!this.verifier.enabled || context.getType() !== 'rpc') return true;
     const requirement = requirementOf(this.reflector, context);
     if (requirement.kind === 'public') return true;
     const metadata = context.switchToRpc().getContext<Metadata>();
     // Nest calls a gRPC handler with (request, metadata, call).
     const call = context.getArgByIndex<object | undefined>(2);
-    const values = (metadata?.get?.('authorization') ?? []).map(String);
-    try {
-      const caller = await this.verifier.authorize(values, requirement);
-      if (caller && call) setCaller(call, caller);
-      if (caller?.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
-      if (caller?.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
-      return true;
-    } catch (error) {
+    const refuse = (error: unknown): never => {
       throw this.refusal(error, context);
+    };
+    let outcome: ReturnType<TokenVerifierService['authorize']>;
+    try {
+      const values = (metadata?.get?.('authorization') ?? []).map(String);
+      outcome = this.verifier.authorize(values, requirement);
+    } catch (error) {
+      return refuse(error);
     }
+    if (outcome instanceof Promise) return outcome.then((caller) => admit(call, caller), refuse);
+    return admit(call, outcome);
   }
 
   private refusal(error: unknown, context: ExecutionContext): unknown {
@@ -68,4 +75,12 @@ export class GrpcAuthGuard implements CanActivate {
     );
     return new RpcException({ code, message });
   }
+}
+
+/** Lets the call through, naming its caller for the log line and the span. */
+function admit(call: object | undefined, caller: Caller | undefined): true {
+  if (caller && call) setCaller(call, caller);
+  if (caller?.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
+  if (caller?.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
+  return true;
 }

@@ -15,6 +15,7 @@ import { AuthenticationError } from './auth-errors.js';
 import { authorizationValues } from './bearer.js';
 import { requirementOf } from './requirement.js';
 import {
+  type Caller,
   InsufficientScopeError,
   KeysUnavailableError,
   TokenVerifierService,
@@ -34,27 +35,30 @@ export class HttpAuthGuard implements CanActivate {
     private readonly metrics: MetricsService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /**
+   * Synchronous, without a promise, unless a token has to be verified: with authentication off,
+   * on a public handler and for a token verified lately (see TokenVerifierService.authorize).
+   */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // Off: nothing to do, and nothing to pay per request.
     if (!this.verifier.enabled || context.getType() !== 'http') return true;
     const requirement = requirementOf(this.reflector, context);
     if (requirement.kind === 'public') return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    try {
-      const caller = await this.verifier.authorize(
-        authorizationValues(request.rawHeaders),
-        requirement,
-      );
-      if (caller) {
-        setCaller(request, caller);
-        if (caller.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
-        if (caller.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
-      }
-      return true;
-    } catch (error) {
+    const refuse = (error: unknown): never => {
       throw this.refusal(error, request, http.getResponse<Response>());
+    };
+    let outcome: ReturnType<TokenVerifierService['authorize']>;
+    try {
+      outcome = this.verifier.authorize(authorizationValues(request.rawHeaders), requirement);
+    } catch (error) {
+      return refuse(error);
     }
+    if (outcome instanceof Promise) {
+      return outcome.then((caller) => admit(request, caller), refuse);
+    }
+    return admit(request, outcome);
   }
 
   private refusal(error: unknown, request: Request, response: Response): unknown {
@@ -81,4 +85,14 @@ export class HttpAuthGuard implements CanActivate {
     );
     return new UnauthorizedException(authError.message);
   }
+}
+
+/** Lets the request through, naming its caller for the log line and the span. */
+function admit(request: Request, caller: Caller | undefined): true {
+  if (caller) {
+    setCaller(request, caller);
+    if (caller.sub) activeSpan()?.setAttribute('enduser.id', caller.sub);
+    if (caller.clientId) activeSpan()?.setAttribute('enduser.client_id', caller.clientId);
+  }
+  return true;
 }

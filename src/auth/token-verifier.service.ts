@@ -122,25 +122,30 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
 
   /**
    * The caller of a request carrying these Authorization values, if it meets the requirement.
-   * Throws AuthenticationError (401), InsufficientScopeError (403) or KeysUnavailableError.
+   * A token verified lately (a client repeating its token, the common case) is answered at once,
+   * without a promise; a new one once its signature is checked. Throws, or rejects with,
+   * AuthenticationError (401), InsufficientScopeError (403) or KeysUnavailableError.
    */
-  async authorize(
+  authorize(
     authorization: readonly string[],
     requirement: AuthRequirement,
-  ): Promise<Caller | undefined> {
+  ): Caller | undefined | Promise<Caller | undefined> {
     if (requirement.kind === 'public') return undefined;
-    const token = await this.verify(bearerToken(authorization));
-    if (requirement.kind === 'scope' && !token.scopes.has(requirement.scope)) {
-      throw new InsufficientScopeError(requirement.scope);
-    }
-    return { sub: token.sub, clientId: token.clientId };
+    const token = bearerToken(authorization);
+    const key = VerifiedTokens.keyOf(token);
+    const known = this.verified.get(key);
+    if (known) return callerMeeting(known, requirement);
+    return this.verifyNew(token, key).then((verified) => callerMeeting(verified, requirement));
   }
 
   /** Verifies a token (or finds it verified), or throws AuthenticationError. */
   async verify(token: string): Promise<VerifiedToken> {
     const key = VerifiedTokens.keyOf(token);
-    const known = this.verified.get(key);
-    if (known) return known;
+    return this.verified.get(key) ?? this.verifyNew(token, key);
+  }
+
+  /** Checks a token not in the cache (its signature and claims), and caches it under `key`. */
+  private async verifyNew(token: string, key: string): Promise<VerifiedToken> {
     if (!this.jwks?.ready) throw new KeysUnavailableError();
     const { issuer, audience, algorithms, clockToleranceS } = this.settings;
     let payload: JWTPayload;
@@ -193,6 +198,14 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
     );
     this.bootTimer.unref();
   }
+}
+
+/** The caller a verified token names, if it carries the scope the requirement asks for. */
+function callerMeeting(token: VerifiedToken, requirement: AuthRequirement): Caller {
+  if (requirement.kind === 'scope' && !token.scopes.has(requirement.scope)) {
+    throw new InsufficientScopeError(requirement.scope);
+  }
+  return { sub: token.sub, clientId: token.clientId };
 }
 
 function stringClaim(value: unknown): string | undefined {

@@ -41,7 +41,7 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /**
- * The ETag a response body carries for the ETag interceptor, under a symbol: JSON.stringify skips
+ * The ETag a response body carries for describeResource (etag.decorators.ts), under a symbol: JSON.stringify skips
  * symbol keys, so the tag never reaches the body itself.
  */
 export const ENTITY_TAG = Symbol('entityTag');

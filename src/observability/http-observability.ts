@@ -33,6 +33,9 @@ export function httpObservability(
   metrics: MetricsService,
   draining: () => boolean,
 ): (request: Request, response: Response) => void {
+  // The line's fields are fixed and hold no header, cookie or key: nothing for the root logger's
+  // redaction to find, which would otherwise copy its `req` to look (a third of the line's cost).
+  const lines = logger.child({}, { redact: { paths: [] } });
   return (request, response) => {
     const started = process.hrtime.bigint();
     // The SERVER span has ended when 'finish' reaches this listener: keep its ids from now.
@@ -47,8 +50,8 @@ export function httpObservability(
         seconds,
       );
       const level = levelOf(request.path, status, draining);
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
+      if (!lines.isLevelEnabled(level)) return;
+      lines[level](
         {
           requestId: request.id,
           req: { method: request.method, path: request.path },

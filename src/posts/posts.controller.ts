@@ -1,10 +1,10 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ConditionalGet, Created } from '../http/etag.interceptor.js';
+import { ConditionalGet, Created } from '../http/etag.decorators.js';
 import { ApiErrors, ApiIdParam } from '../http/openapi.decorators.js';
 import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
-import { Listed } from '../lists/list-headers.interceptor.js';
+import { Listed } from '../lists/list-headers.js';
 import { type ListPage, mapPage } from '../lists/pagination.js';
 import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreatePostDto } from './dto/create-post.dto.js';

@@ -12,11 +12,11 @@ import {
   Query,
 } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ConditionalGet, ConditionalWrite, Created, IfMatch } from '../http/etag.interceptor.js';
+import { ConditionalGet, ConditionalWrite, Created, IfMatch } from '../http/etag.decorators.js';
 import { ApiErrors, ApiIdParam, ApiIfMatch } from '../http/openapi.decorators.js';
 import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
-import { Listed } from '../lists/list-headers.interceptor.js';
+import { Listed } from '../lists/list-headers.js';
 import { type ListPage, mapPage } from '../lists/pagination.js';
 import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreateUserDto } from './dto/create-user.dto.js';

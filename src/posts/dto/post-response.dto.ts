@@ -3,7 +3,7 @@ import { tagged } from '../../http/etag.js';
 import { ApiIdProperty, ApiTimestampProperty } from '../../http/openapi.decorators.js';
 import type { Post } from '../post.entity.js';
 
-/** A post as the HTTP API returns it, carrying its ETag for the ETag interceptor (not in the JSON). */
+/** A post as the HTTP API returns it, carrying its ETag for `@ConditionalGet()` (not in the JSON). */
 export class PostResponseDto {
   @ApiIdProperty('assigned by the service', 12)
   id: number;

@@ -5,7 +5,7 @@ import type { User } from '../user.entity.js';
 
 /**
  * A user as the HTTP API returns it: `email` is left out when the user has none. It carries the
- * user's ETag for the ETag interceptor (not in the JSON).
+ * user's ETag for `@ConditionalGet()` and the writes' decorators (not in the JSON).
  */
 export class UserResponseDto {
   @ApiIdProperty('assigned by the service', 1)

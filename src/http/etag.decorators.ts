@@ -1,17 +1,7 @@
-import {
-  applyDecorators,
-  type CallHandler,
-  createParamDecorator,
-  type ExecutionContext,
-  Injectable,
-  type NestInterceptor,
-  SetMetadata,
-  UseInterceptors,
-} from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import { map, type Observable } from 'rxjs';
+import type { Request } from 'express';
+import { AfterHandler, type AfterHandlerStep } from './after-handler.js';
 import { matchesIfNoneMatch, parseIfMatch, tagOf } from './etag.js';
 import {
   ApiConditionalGet,
@@ -19,8 +9,6 @@ import {
   CREATED_HEADERS,
   ETAG_HEADER,
 } from './openapi.decorators.js';
-
-const LOCATION = 'http:location';
 
 /** Where a created resource lives, from the body the create returned. */
 export type LocationOf<T> = (body: T) => string;
@@ -30,36 +18,22 @@ export type LocationOf<T> = (body: T) => string;
  * `Location` for a create, and for a GET or HEAD whose If-None-Match matches, 304 with no body.
  * Handlers return values; this is the only place these headers are written.
  */
-@Injectable()
-export class ETagInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
-    const location = this.reflector.get<LocationOf<unknown> | undefined>(
-      LOCATION,
-      context.getHandler(),
-    );
-    return next.handle().pipe(
-      map((body: unknown) => {
-        if (location) response.setHeader('Location', location(body));
-        const etag = tagOf(body);
-        if (etag === undefined) return body;
-        response.setHeader('ETag', etag);
-        const read = request.method === 'GET' || request.method === 'HEAD';
-        if (!read || !matchesIfNoneMatch(request.headers['if-none-match'], etag)) return body;
-        response.status(304);
-        return undefined;
-      }),
-    );
-  }
+export function describeResource(location?: LocationOf<unknown>): AfterHandlerStep {
+  return (body, request, response) => {
+    if (location) response.setHeader('Location', location(body));
+    const etag = tagOf(body);
+    if (etag === undefined) return body;
+    response.setHeader('ETag', etag);
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    if (!read || !matchesIfNoneMatch(request.headers['if-none-match'], etag)) return body;
+    response.status(304);
+    return undefined;
+  };
 }
 
 /** A GET of one tagged resource: ETag, and 304 when If-None-Match matches (documented). */
 export function ConditionalGet(type: new () => unknown): MethodDecorator {
-  return applyDecorators(ApiConditionalGet(type), UseInterceptors(ETagInterceptor));
+  return applyDecorators(ApiConditionalGet(type), AfterHandler(describeResource()));
 }
 
 /** A write that If-Match makes conditional and whose answer carries the new ETag. */
@@ -67,7 +41,7 @@ export function ConditionalWrite(type: new () => unknown, description: string): 
   return applyDecorators(
     ApiIfMatch(),
     ApiOkResponse({ type, headers: ETAG_HEADER, description }),
-    UseInterceptors(ETagInterceptor),
+    AfterHandler(describeResource()),
   );
 }
 
@@ -75,8 +49,7 @@ export function ConditionalWrite(type: new () => unknown, description: string): 
 export function Created<T>(type: new () => T, location: LocationOf<T>): MethodDecorator {
   return applyDecorators(
     ApiCreatedResponse({ type, headers: CREATED_HEADERS }),
-    SetMetadata(LOCATION, location),
-    UseInterceptors(ETagInterceptor),
+    AfterHandler(describeResource(location as LocationOf<unknown>)),
   );
 }
 

@@ -1,0 +1,40 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiOkResponse } from '@nestjs/swagger';
+import { AfterHandler, type AfterHandlerStep } from '../http/after-handler.js';
+import { cursorLinks, type ListPage, pageLinks } from './pagination.js';
+
+export const PAGE_HEADERS = {
+  'X-Total-Count': { description: 'rows matching the filter', schema: { type: 'integer' } },
+  Link: {
+    description:
+      'RFC 8288 links. Page mode: first, prev, next, last. Cursor mode: first, and next while rows follow',
+    schema: { type: 'string' },
+  },
+};
+
+/**
+ * Answers a list handler's ListPage with its items as the body, the total as `X-Total-Count` and
+ * the RFC 8288 `Link` header: relative URLs that keep the request's other query parameters.
+ */
+export const listHeaders: AfterHandlerStep = (result, request, response) => {
+  const { items, total, nextCursor, page, limit } = result as ListPage<unknown>;
+  const url = request.originalUrl;
+  const queryStart = url.indexOf('?');
+  const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
+  response.setHeader('X-Total-Count', String(total));
+  response.setHeader(
+    'Link',
+    page === undefined
+      ? cursorLinks(request.path, search, nextCursor)
+      : pageLinks(request.path, search, page, limit!, total),
+  );
+  return items;
+};
+
+/** A list route: its handler returns a ListPage of `type`; the body is the items (documented). */
+export function Listed(type: new () => unknown): MethodDecorator {
+  return applyDecorators(
+    ApiOkResponse({ type: [type], headers: PAGE_HEADERS }),
+    AfterHandler(listHeaders),
+  );
+}
