@@ -73,6 +73,8 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
   it('answers 422 for the same key with another body or path, and changes nothing', async () => {
     await post('/users', 'k-2', { name: 'Ada' }).expect(201);
     expect((await post('/users', 'k-2', { name: 'Bob' }).expect(422)).body).toEqual(reused('k-2'));
+    // The key decides first: a body that validation would refuse is still another request.
+    expect((await post('/users', 'k-2', { name: '' }).expect(422)).body).toEqual(reused('k-2'));
     expect((await post('/users/1/posts', 'k-2', { title: 'Ada' }).expect(422)).body).toEqual(
       reused('k-2'),
     );
