@@ -9,7 +9,6 @@ import {
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
-import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
 import { MetricsServer } from './metrics-server.js';
 import { MetricsService } from './metrics.service.js';
@@ -41,7 +40,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
 /**
  * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics
  * (served on METRICS_PORT by MetricsServer); the gRPC methods' call lines and samples come from
- * GrpcObservability.
+ * GrpcObservability (src/grpc/), provided by the module whose controller it observes.
  * The HTTP request logger is mounted by configureApp, before the body parser.
  */
 @Global()
@@ -55,7 +54,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
       useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
     }),
   ],
-  providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle, GrpcObservability],
-  exports: [ROOT_LOGGER, MetricsService, MetricsServer, GrpcObservability],
+  providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle],
+  exports: [ROOT_LOGGER, MetricsService, MetricsServer],
 })
 export class ObservabilityModule {}

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { ListsModule } from '../lists/lists.module.js';
 import { User } from './user.entity.js';
@@ -11,7 +12,8 @@ import { UsersService } from './users.service.js';
 @Module({
   imports: [IdempotencyModule, ListsModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
-  providers: [UsersService, UsersRepository],
+  // GrpcObservability: the call log line, metrics and request id of UsersGrpcController's methods.
+  providers: [UsersService, UsersRepository, GrpcObservability],
   exports: [UsersService],
 })
 export class UsersModule {}
