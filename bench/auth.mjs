@@ -20,6 +20,7 @@ import {
 import { connect, startDatabase } from './database.mjs';
 import { authLoad } from './load/wrk.mjs';
 import { seedUsers } from './seed.mjs';
+import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { build, migrate, startTarget } from './targets.mjs';
 
 const DIST = path.resolve(import.meta.dirname, '..', 'dist', 'src');
@@ -78,12 +79,15 @@ async function microMeasure(log) {
   }
 }
 
-export async function authBenchmark(options, { cleanups, log }) {
+export async function authBenchmark(options, { cleanups, log, node }) {
   build({ skipBuild: options.skipBuild, log });
   const micro = await microMeasure(log);
+  // As in the main benchmark: before PostgreSQL starts, so that it and every wrk run inherit the
+  // core; each service then runs alone on the other (--pin).
+  if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
 
   const { url } = await startDatabase({ sqlStats: false, cleanups, log });
-  await migrate(url, { cleanups, log });
+  await migrate(url, { node, cleanups, log });
   const client = await connect(url);
   cleanups.push(() => client.end());
   const users = Math.min(options.users, 10_000);
@@ -103,8 +107,16 @@ export async function authBenchmark(options, { cleanups, log }) {
   );
   await writeFile(tokensFile, tokens.join('\n') + '\n');
 
-  const on = await startTarget('service', { url, extraEnv: authEnv(jwks), cleanups, log });
-  const off = await startTarget('service', { url, cleanups, log });
+  const { pin } = options;
+  const on = await startTarget('service', {
+    url,
+    extraEnv: authEnv(jwks),
+    pin,
+    node,
+    cleanups,
+    log,
+  });
+  const off = await startTarget('service', { url, pin, node, cleanups, log });
   const runs = { on: [], off: [] };
   for (let repetition = 0; repetition < options.repetitions; repetition++) {
     for (const [name, target, file] of [
@@ -127,7 +139,7 @@ export async function authBenchmark(options, { cleanups, log }) {
       );
     }
   }
-  report(micro, runs, options);
+  report(micro, runs, { ...options, nodeVersion: node?.version ?? process.version });
 }
 
 function report(micro, runs, options) {
@@ -141,7 +153,8 @@ function report(micro, runs, options) {
   }
   console.log(
     `\n## GET /users/:id under load: authentication on (ES256, a token per connection) vs off ` +
-      `(${options.connections} connections, ${options.repetitions} × ${options.durationS} s, median)\n`,
+      `(${options.connections} connections, ${options.repetitions} × ${options.durationS} s, median; ` +
+      `the service on Node ${options.nodeVersion}${options.pin ? ', pinned' : ''})\n`,
   );
   console.log('| auth | req/s | p50 ms | p99 ms |\n|---|---|---|---|');
   for (const name of ['off', 'on']) {
