@@ -201,9 +201,9 @@ describe(retryingOnFailover.name, () => {
     };
     const work = () => Promise.resolve('unused: the scope is a stand-in');
     const retrying = retryingOnFailover(scope as never, { budgetMs: 10_000, wait: async () => {} });
-    await expect(retrying.run('SELECT 1', work)).resolves.toBe('stored');
+    await expect(retrying.run(work)).resolves.toBe('stored');
     expect(scope.run).toHaveBeenCalledTimes(2);
-    expect(scope.run).toHaveBeenNthCalledWith(2, 'SELECT 1', work);
+    expect(scope.run).toHaveBeenNthCalledWith(2, work);
   });
 
   it("waits between attempts through the primary pool's connection gate", async () => {
@@ -218,7 +218,7 @@ describe(retryingOnFailover.name, () => {
       }),
     };
     const retrying = retryingOnFailover(scope as never, { budgetMs: 60_000, random: () => 1 });
-    await expect(retrying.run('SELECT 1', () => Promise.resolve('unused'))).resolves.toBe('stored');
+    await expect(retrying.run(() => Promise.resolve('unused'))).resolves.toBe('stored');
     // The first back-off, which the gate ends early on a reconnect (ConnectionGate's own tests).
     expect(waitToRetry).toHaveBeenCalledWith(100);
   });

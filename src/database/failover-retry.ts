@@ -94,10 +94,10 @@ export interface FailoverRetryOptions {
  * start after a short back-off (failoverRetryDelay), until it succeeds, fails otherwise, the
  * budget is spent or the caller is gone; then the last error is thrown as it was.
  *
- * Only for work that is safe to run twice: a whole keyed create (key claim, write and stored
- * outcome in one transaction). If a COMMIT whose outcome was unknown did land, the retry's key
- * claim finds the stored outcome and replays it; if not, the retry runs the create. An unkeyed
- * write has no such guard and must never be retried here.
+ * Only for work that is safe to run twice: a whole keyed create (write, key and stored outcome in
+ * one transaction). If a COMMIT whose outcome was unknown did land, the retry's key meets the
+ * stored one, so the retry is undone and replays the stored outcome; if not, the retry creates. An
+ * unkeyed write has no such guard and must never be retried here.
  */
 export async function retryOnFailover<T>(
   work: () => Promise<T>,
@@ -134,6 +134,6 @@ export function retryingOnFailover(
 ): Pick<TransactionScope, 'run'> {
   const wait = (ms: number) => scope.connectionGate?.waitToRetry(ms) ?? sleep(ms);
   return {
-    run: (opening, work) => retryOnFailover(() => scope.run(opening, work), { wait, ...options }),
+    run: (work) => retryOnFailover(() => scope.run(work), { wait, ...options }),
   };
 }

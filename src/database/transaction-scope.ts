@@ -16,23 +16,15 @@ type Row = Record<string, unknown>;
  * Each round trip costs the service a socket write and a read or two, more than the statements'
  * own work: a keyed create takes two (see IdempotencyInterceptor).
  *
- * BEGIN and the opening statements are not sent on their own: they go out with the first
- * statement of the work, in the same network write, and that statement waits behind them on the
- * server. So it runs only if the opening succeeded (after an error PostgreSQL refuses every
- * statement of the transaction with 25P02); the work learns the opening's own outcome from
- * `opened()`.
+ * BEGIN is not sent on its own: it goes out with the first statement of the work, in the same
+ * network write, and that statement waits behind it on the server. The last statements go out
+ * with the COMMIT (`commit()`).
  */
 export class Transaction implements Queryable {
-  private opening: string | undefined;
-  private openedError: Promise<{ error: unknown } | undefined> | undefined;
+  private begun: Promise<{ error: unknown } | undefined> | undefined;
   private ended = false;
 
-  constructor(
-    private readonly client: pg.PoolClient,
-    opening: string,
-  ) {
-    this.opening = `BEGIN; ${opening}`;
-  }
+  constructor(private readonly client: pg.PoolClient) {}
 
   async query<R = Row>(sql: string, parameters?: unknown[]): Promise<R[]> {
     const result = this.isBegun
@@ -45,50 +37,58 @@ export class Transaction implements Queryable {
   }
 
   /**
-   * Resolves once the opening succeeded; else rejects with the error of its first statement that
-   * failed (nothing after it ran). Sends the opening alone if no statement has carried it yet.
-   */
-  async opened(): Promise<void> {
-    if (!this.isBegun) this.begin();
-    const failed = await this.openedError;
-    if (failed) throw failed.error;
-  }
-
-  /**
    * Sends `statements` (without parameters) and COMMIT as one message and ends the transaction:
    * it commits only if every statement succeeded (the first that fails stops the rest, COMMIT
    * included, and its error is thrown). A COMMIT whose answer is lost fails with
    * CommitOutcomeUnknownError (cancellingClient): it may have committed.
    */
-  async commit(...statements: string[]): Promise<void> {
-    await this.opened();
-    this.ended = true;
-    const results = await this.client.query([...statements, 'COMMIT'].join('; '));
-    const last = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
-    if (last.command !== 'COMMIT') {
-      throw new Error(`the transaction ended with ${last.command}, not COMMIT`);
-    }
+  commit(...statements: string[]): Promise<void> {
+    return this.end([...statements, 'COMMIT']);
+  }
+
+  /**
+   * Undoes everything the transaction did, then runs `statements` (without parameters) in a new
+   * one and commits them: ROLLBACK, BEGIN, the statements and COMMIT as one message, so one round
+   * trip. As with commit(), the first statement that fails stops the rest and is thrown.
+   */
+  undoAndCommit(...statements: string[]): Promise<void> {
+    return this.end(['ROLLBACK', 'BEGIN', ...statements, 'COMMIT']);
   }
 
   /** Whether BEGIN has been sent (it goes with the first statement). */
   get isBegun(): boolean {
-    return this.opening === undefined;
+    return this.begun !== undefined;
   }
 
-  /** Whether commit() ended the transaction. */
+  /** Whether commit() or undoAndCommit() ended the transaction. */
   get isEnded(): boolean {
     return this.ended;
   }
 
-  /** Queues BEGIN and the opening. */
+  /** Queues BEGIN. */
   private begin(): void {
-    const opening = this.opening!;
-    this.opening = undefined;
-    // Settled here, so that its error is never an unhandled rejection; opened() reports it.
-    this.openedError = this.client.query(opening).then(
+    // Settled here, so that its error is never an unhandled rejection; end() reports it.
+    this.begun = this.client.query('BEGIN').then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
+  }
+
+  private async end(statements: string[]): Promise<void> {
+    if (this.isBegun) {
+      const failed = await this.begun;
+      if (failed) throw failed.error;
+    } else {
+      // No statement carried BEGIN: it opens this message.
+      this.begun = Promise.resolve(undefined);
+      statements = ['BEGIN', ...statements];
+    }
+    this.ended = true;
+    const results = await this.client.query(statements.join('; '));
+    const last = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
+    if (last.command !== 'COMMIT') {
+      throw new Error(`the transaction ended with ${last.command}, not COMMIT`);
+    }
   }
 }
 
@@ -120,17 +120,16 @@ export class TransactionScope {
   /**
    * Runs `work` in one transaction on a connection of the primary's pool: committed when it
    * resolves (unless it ended the transaction with `tx.commit()`, which sends its last
-   * statements with the COMMIT), rolled back when it throws. `opening`: statements without
-   * parameters (a simple query may hold several; the first that fails stops the rest), sent with
-   * BEGIN and with the work's first statement (see Transaction). The connection is never handed
-   * back to the pool inside a transaction: when even the rollback fails, the connection is
-   * destroyed and the original error is the one reported.
+   * statements with the COMMIT), rolled back when it throws. BEGIN goes out with the work's first
+   * statement (see Transaction). The connection is never handed back to the pool inside a
+   * transaction: when even the rollback fails, the connection is destroyed and the original error
+   * is the one reported.
    */
-  async run<T>(opening: string, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  async run<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     const pool = driverPool(this.dataSource);
     if (!pool) throw new Error('the database connection is not initialised');
     const client = await pool.connect();
-    const tx = new Transaction(client, opening);
+    const tx = new Transaction(client);
     let broken = false;
     setPipeline(client, true);
     try {

@@ -11,7 +11,11 @@ export class IdempotencyKey {
   @Column({ type: 'char', length: 64 })
   fingerprint: string;
 
-  /** Null only inside the transaction that is running the request. */
+  /**
+   * Set with the key: this service inserts a key with its outcome. Nullable for processes of
+   * earlier versions, which insert the key before their create and its outcome just before their
+   * commit, during a rolling upgrade: never null once committed.
+   */
   @Column({ type: 'smallint', nullable: true })
   status: number | null;
 

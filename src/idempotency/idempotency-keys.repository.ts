@@ -19,12 +19,11 @@ export interface StoredOutcome {
 const PURGE_BATCH = 1000;
 /** Batches per purge run, so one run stays short whatever the backlog; the next run goes on. */
 const PURGE_MAX_BATCHES = 50;
-const SAVEPOINT = 'idempotent_create';
 const KEY_CONSTRAINT = 'PK_idempotency_keys';
 
 /**
- * The statements of idempotent creates. All but the purge and the read of a stored outcome run in
- * the transaction the caller opened (TransactionScope): the key, the resource and the outcome
+ * The statements of idempotent creates. The key's INSERT runs in the transaction the caller opened
+ * (TransactionScope), after the create's own statements: the key, the resource and the outcome
  * commit together or not at all.
  */
 @Injectable()
@@ -61,33 +60,31 @@ export class IdempotencyKeysRepository {
   }
 
   /**
-   * The statements that open a keyed create's transaction (TransactionScope.run sends them with
-   * BEGIN as one message, written with the handler's first statement). They insert the key,
-   * waiting at most `waitMs` for a concurrent request that holds it: when that one commits, or
-   * when the key was stored before, the insert fails with a unique violation (isStored), and after
-   * `waitMs` with 55P03, lock_not_available; either way nothing after it runs, and PostgreSQL
-   * refuses the handler's statement. Then they set the server's default lock_timeout again, so
-   * the wait bounds only the key and the create that follows waits like any other, and a
-   * savepoint, so a create that fails can be undone while the key stays to store that failure.
-   * `SET LOCAL`: this transaction only, so it is safe behind PgBouncer's transaction pooling.
+   * The statements that store a keyed create's key with its outcome, for the caller to send with
+   * its COMMIT as one message (Transaction.commit), after the handler's own statements. The key's
+   * INSERT is what makes a create idempotent: it fails with a unique violation (isStored) when the
+   * key is stored already, and when another transaction holds the key uncommitted it waits for
+   * that one's end, at most `waitMs` (then 55P03, lock_not_available). The timeout is set here,
+   * just before the key, so that it bounds the wait for the key and nothing else: the handler's
+   * statements before it wait for their locks like any other. `SET LOCAL`: this transaction only,
+   * safe behind PgBouncer's transaction pooling.
    *
-   * One message, so nothing of it runs outside the transaction (were BEGIN to fail, e.g. a stray
-   * cancel, nothing after it in the message would run). A message of several statements takes no
-   * parameters: the key (1 to 255 visible ASCII characters, parseIdempotencyKey) and the
-   * fingerprint (hex) are quoted by pg's escapeLiteral.
+   * A message of several statements takes no parameters: the key (1 to 255 visible ASCII
+   * characters, parseIdempotencyKey), the fingerprint (hex), and the headers and body as JSON text
+   * are quoted by pg's escapeLiteral.
    */
-  claim(key: string, fingerprint: string, waitMs: number): string {
+  store(key: string, fingerprint: string, outcome: StoredOutcome, waitMs: number): string[] {
     const n = this.names;
+    const { status, headers, body } = outcome;
     return [
       `SET LOCAL lock_timeout = ${Math.trunc(waitMs)}`,
-      `INSERT INTO ${n.table} (${n.key}, ${n.fingerprint}) ` +
-        `VALUES (${escapeLiteral(key)}, ${escapeLiteral(fingerprint)})`,
-      'SET LOCAL lock_timeout TO DEFAULT',
-      `SAVEPOINT ${SAVEPOINT}`,
-    ].join('; ');
+      `INSERT INTO ${n.table} (${n.key}, ${n.fingerprint}, ${n.status}, ${n.headers}, ${n.body}) ` +
+        `VALUES (${escapeLiteral(key)}, ${escapeLiteral(fingerprint)}, ${Math.trunc(status)}, ` +
+        `${escapeLiteral(JSON.stringify(headers))}, ${escapeLiteral(JSON.stringify(body))})`,
+    ];
   }
 
-  /** Whether the claim failed because the key is stored (by a request that has committed). */
+  /** Whether storing the key failed because it is stored already (by a request that committed). */
   isStored(error: unknown): boolean {
     return isUniqueViolation(error, KEY_CONSTRAINT);
   }
@@ -96,26 +93,6 @@ export class IdempotencyKeysRepository {
   async find(key: string): Promise<IdempotencyKey | undefined> {
     const [row] = await this.scope.queryable().query(this.findSql, [key]);
     return row && this.sql.toEntity(row);
-  }
-
-  /** After a create that failed: undoes what it did, keeps the key (send before storeOutcome). */
-  undoCreate(): string {
-    return `ROLLBACK TO SAVEPOINT ${SAVEPOINT}`;
-  }
-
-  /**
-   * The outcome's UPDATE, for the caller to send with its COMMIT as one message
-   * (Transaction.commit), so without parameters: the headers and body as JSON text quoted by pg's
-   * escapeLiteral, like the key.
-   */
-  storeOutcome(key: string, { status, headers, body }: StoredOutcome): string {
-    const n = this.names;
-    return (
-      `UPDATE ${n.table} SET ${n.status} = ${Math.trunc(status)}, ` +
-      `${n.headers} = ${escapeLiteral(JSON.stringify(headers))}, ` +
-      `${n.body} = ${escapeLiteral(JSON.stringify(body))} ` +
-      `WHERE ${n.key} = ${escapeLiteral(key)}`
-    );
   }
 
   /**

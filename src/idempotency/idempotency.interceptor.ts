@@ -3,6 +3,7 @@ import {
   type CallHandler,
   ConflictException,
   type ExecutionContext,
+  HttpException,
   HttpStatus,
   Injectable,
   type NestInterceptor,
@@ -58,16 +59,21 @@ function fingerprint(request: Request): string {
 }
 
 /**
- * Idempotent creates (`Idempotency-Key` on POST). The key row is inserted first, in the
- * transaction that then runs the handler and stores its outcome, so a crash never leaves a
- * resource without its key nor a key without its outcome, and concurrent requests with one key
- * queue on that row: they wait for the first to commit and replay its outcome (the handler's
- * statement, sent with the claim, never takes effect), or give up after IDEMPOTENCY_WAIT_MS with
- * 409. A create that fails with one of the service's own errors (404, 409: the database decided)
- * stores that outcome too. Anything else (a 400 from validation, a 5xx) rolls everything back,
- * key included, so a retry runs again: a 5xx may even have committed when the COMMIT's answer was
- * lost, which a retry with the same key then replays. The handler's only effects must be its
- * statements in this transaction (they are undone with it), as for any retried request.
+ * Idempotent creates (`Idempotency-Key` on POST). The handler runs in a transaction that, when it
+ * is done, inserts the key with the outcome and commits, all in one message: a crash never leaves
+ * a resource without its key nor a key without its outcome. A create that fails with one of the
+ * service's own errors (404, 409: the database decided) is undone and its outcome stored with the
+ * key in the same round trip. Anything else (a 400 from validation, a 5xx) rolls everything back,
+ * so a retry runs again: a 5xx may even have committed when the COMMIT's answer was lost, which a
+ * retry with the same key then replays.
+ *
+ * The key's INSERT decides between requests with one key. Whichever commits it first has its
+ * outcome stored; a later one (a retry, a concurrent duplicate) fails on that key, is rolled back
+ * with everything its handler did, and replays the stored outcome (or 422 for another request).
+ * A key held by a request that has not committed yet (its COMMIT waiting for a synchronous
+ * standby, say) is waited for at most IDEMPOTENCY_WAIT_MS, then 409. The handler's only effects
+ * must be its statements in this transaction (they are undone with it), as for any retried
+ * request.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -86,9 +92,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * The whole keyed transaction, in two round trips when the key is new: BEGIN and the key's claim
-   * (IdempotencyKeysRepository.claim) go out with the handler's statement, then the outcome with
-   * the COMMIT.
+   * The whole keyed transaction, in two round trips: BEGIN goes out with the handler's first
+   * statement, the key and its outcome with the COMMIT.
    */
   private async once(
     key: string,
@@ -97,7 +102,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     next: CallHandler,
   ): Promise<unknown> {
     const requestFingerprint = fingerprint(request);
-    const claim = this.keys.claim(key, requestFingerprint, this.config.idempotency.waitMs);
+    const store = (outcome: StoredOutcome) =>
+      this.keys.store(key, requestFingerprint, outcome, this.config.idempotency.waitMs);
     let failure: { error: unknown } | undefined;
     // A failover error reruns the whole transaction (docs/failover.md); the key makes it safe.
     const retry = {
@@ -106,46 +112,44 @@ export class IdempotencyInterceptor implements NestInterceptor {
     };
     let outcome: StoredOutcome;
     try {
-      outcome = await retryingOnFailover(this.scope, retry).run(claim, async (tx) => {
+      outcome = await retryingOnFailover(this.scope, retry).run(async (tx) => {
         // A new attempt after a failover error: nothing of the one before counts.
         failure = undefined;
-        for (const name of STORED_HEADERS) response.removeHeader(name);
-        // Runs the handler (and the interceptors inside this one, which set its headers). Its
-        // first statement waits on the server behind the claim and takes effect only if the
-        // claim succeeds, so the claim's outcome counts first.
+        removeStoredHeaders(response);
+        // Runs the handler (and the interceptors inside this one, which set its headers).
         const handled = await lastValueFrom(next.handle()).then(
           (body) => ({ body: body as object }),
           (error: unknown) => ({ error }),
         );
-        await tx.opened();
-        let created: StoredOutcome;
         if ('body' in handled) {
-          created = {
+          const created = {
             status: HttpStatus.CREATED,
             headers: createdHeaders(response),
             body: handled.body,
           };
-        } else {
-          if (!errorKindOf(handled.error)) throw handled.error;
-          failure = handled;
-          const { status, body } = toHttpError(handled.error);
-          created = { status, headers: {}, body };
+          await tx.commit(...store(created));
+          return created;
         }
-        const undo = failure ? [this.keys.undoCreate()] : [];
-        await tx.commit(...undo, this.keys.storeOutcome(key, created));
-        return created;
+        if (!errorKindOf(handled.error)) throw handled.error;
+        failure = handled;
+        const { status, body } = toHttpError(handled.error);
+        const failed = { status, headers: {}, body };
+        await tx.undoAndCommit(...store(failed));
+        return failed;
       });
     } catch (error) {
-      if (this.keys.isStored(error)) {
-        const stored = await this.keys.find(key);
-        // Purged since (past its TTL): as for a key still in progress, a retry runs anew.
-        if (!stored) throw inProgress();
-        outcome = replay(stored, key, requestFingerprint);
-      } else if ((error as { code?: string } | null)?.code === LOCK_NOT_AVAILABLE) {
-        throw inProgress();
-      } else {
-        throw error;
-      }
+      if ((error as { code?: string } | null)?.code === LOCK_NOT_AVAILABLE) throw inProgress();
+      // Replayed: a request whose key was stored first, and one refused before any write
+      // (validation) whose key is stored, since the key decides first (another request: 422).
+      const keyTaken = this.keys.isStored(error);
+      if (!keyTaken && !isClientError(error)) throw error;
+      const stored = await this.keys.find(key);
+      // Purged since (past its TTL): as for a key still in progress, a retry runs anew.
+      if (!stored) throw keyTaken ? inProgress() : error;
+      // The stored outcome is the answer, whatever this request's own handler did.
+      failure = undefined;
+      removeStoredHeaders(response);
+      outcome = replay(stored, key, requestFingerprint);
     }
     // The first answer of a stored 404/409 comes from the exception filter, like any other.
     if (failure) throw failure.error;
@@ -155,9 +159,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 }
 
-/** The headers of a 201 worth replaying: where the resource is, and its ETag. */
-/** The headers of a create that its replays carry. */
+/** The headers of a create that its replays carry: where the resource is, and its ETag. */
 const STORED_HEADERS = ['Location', 'ETag'];
+
+/** Before a run or a replay: no header of an earlier run's create stays. */
+function removeStoredHeaders(response: Response): void {
+  for (const name of STORED_HEADERS) response.removeHeader(name);
+}
 
 function createdHeaders(response: Response): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -166,6 +174,10 @@ function createdHeaders(response: Response): Record<string, string> {
     if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+function isClientError(error: unknown): boolean {
+  return error instanceof HttpException && error.getStatus() < 500;
 }
 
 function inProgress(): ConflictException {

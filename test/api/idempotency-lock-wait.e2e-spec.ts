@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { KEY_IN_PROGRESS } from '../support/expected-errors.js';
 import { waitFor } from '../support/service-process.js';
 import {
   createTestApp,
@@ -58,5 +59,26 @@ describe('idempotent creates: the key wait bounds only the key (e2e)', () => {
     expect(response.body).toEqual(
       expect.objectContaining({ name: 'Ada', email: 'ada@example.com' }),
     );
+  });
+
+  it('answers 409 after IDEMPOTENCY_WAIT_MS while another transaction holds the key, creating nothing', async () => {
+    const users = async () =>
+      (await blocker.query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0].n;
+    const create = () =>
+      t.http().post('/users').set('Idempotency-Key', 'held-1').send({ name: 'Ada' });
+    await blocker.query('BEGIN');
+    await blocker.query(
+      `INSERT INTO idempotency_keys (key, fingerprint) VALUES ('held-1', repeat('0', 64))`,
+    );
+    try {
+      const response = await create();
+      expect([response.status, response.body]).toEqual([409, KEY_IN_PROGRESS]);
+      expect(await users()).toBe(0);
+    } finally {
+      await blocker.query('ROLLBACK');
+    }
+    // The key is free again: the retry creates.
+    expect((await create()).status).toBe(201);
+    expect(await users()).toBe(1);
   });
 });

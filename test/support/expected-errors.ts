@@ -5,6 +5,9 @@ export const INTERNAL_ERROR = { error: 'internal server error' };
 export const SERVICE_UNAVAILABLE = { error: 'service unavailable' };
 export const INVALID_JSON = { error: 'request body is not valid JSON' };
 export const NOT_JSON = { error: 'request body must be JSON (Content-Type: application/json)' };
+export const KEY_IN_PROGRESS = {
+  error: 'a request with this Idempotency-Key is still in progress',
+};
 
 export const userNotFound = (id: number) => ({ error: `user ${id} not found` });
 
