@@ -3,13 +3,11 @@ import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module.js';
 import { configureApp } from './app.setup.js';
 import { grpcOptions } from './grpc/grpc-options.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/env.validation.js';
-import { ROOT_LOGGER } from './observability/logging.js';
 
 // Every line the process writes is one JSON object, from the first: Nest's own logger in JSON
 // mode until configureApp hands logging to pino, and for a boot that fails before that.
@@ -30,8 +28,6 @@ async function bootstrap(): Promise<void> {
   const { host, port, grpcPort } = app.get(AppConfig);
   await app.listen(port, host);
   app.get(Logger).log(`HTTP on ${host}:${port}, gRPC on ${host}:${grpcPort}`, 'Bootstrap');
-  // Log lines go out in batches (observability/logging.ts): the boot's, now.
-  app.get<PinoLogger>(ROOT_LOGGER).flush();
 }
 
 bootstrap().catch((error: unknown) => {

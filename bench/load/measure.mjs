@@ -5,7 +5,7 @@
 import { cpuPerRequest, cpuSnapshot, foreignCpu, waitIdle } from '../cpu.mjs';
 import { fmt } from '../format.mjs';
 import { measures } from '../targets.mjs';
-import { grpcLoadProcess } from './grpc.mjs';
+import { runGrpcLoad } from './grpc.mjs';
 import { autocannonLoad } from './autocannon.mjs';
 import { findWrk, wrkLoad } from './wrk.mjs';
 
@@ -23,7 +23,7 @@ export function chooseLoadGenerator(wanted) {
 export async function load(generator, target, endpoint, { durationS, connections, users, seed }) {
   const bounds = { durationS, connections, users, seed, maxRequests: MAX_REQUESTS_PER_RUN };
   if (endpoint.grpc) {
-    const result = await grpcLoadProcess({
+    const result = await runGrpcLoad({
       address: target.grpcAddress,
       connections,
       durationMs: durationS * 1000,

@@ -3,11 +3,6 @@ import { pino, type Logger } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { activeSpan, traceFields, tracingEnabled } from './tracing.js';
 
-/** Log lines are written once this many bytes have gathered (a dozen lines or so)... */
-const LOG_BATCH_BYTES = 4096;
-/** ...or after at most this many milliseconds. */
-const LOG_FLUSH_MS = 100;
-
 /** Injection token of the service's root pino logger. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
@@ -56,17 +51,6 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
       },
     });
   }
-  // Asynchronous writes keep logging off the request path. Each write is a trip through libuv's
-  // thread pool that cost more than the line (bench/README.md), so lines go out in batches: once
-  // LOG_BATCH_BYTES have gathered, and at least every LOG_FLUSH_MS. What is left when the process
-  // exits is written synchronously (pino's exit handler).
-  return pino(
-    options,
-    pino.destination({
-      dest: 1,
-      sync: false,
-      minLength: LOG_BATCH_BYTES,
-      periodicFlush: LOG_FLUSH_MS,
-    }),
-  );
+  // Asynchronous writes keep logging off the request path; each line still goes out at once.
+  return pino(options, pino.destination({ dest: 1, sync: false }));
 }
