@@ -6,17 +6,17 @@ import net from 'node:net';
 /** @import { AddressInfo } from 'node:net' */
 
 /**
- * The kernel's range of ephemeral ports, from which it takes the local port of every outgoing
- * connection and of every listen on port 0; undefined where it cannot be read.
- * @returns {{ low: number; high: number } | undefined}
+ * The lowest port of the kernel's ephemeral range, from which it takes the local port of every
+ * outgoing connection and of every listen on port 0; undefined where it cannot be read.
+ * @returns {number | undefined}
  */
-function ephemeralRange() {
+function ephemeralFloor() {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
       .trim()
       .split(/\s+/)
       .map(Number);
-    return low > 0 && high >= low ? { low, high } : undefined;
+    return low > 0 ? low : undefined;
   } catch {
     return undefined;
   }
@@ -53,8 +53,8 @@ function listenOn(port) {
  * @returns {Promise<number[]>}
  */
 export async function freePorts(count) {
-  const range = ephemeralRange();
-  const span = range ? range.low - LOWEST : 0;
+  const floor = ephemeralFloor();
+  const span = floor ? floor - LOWEST : 0;
   /** @type {net.Server[]} */
   const servers = [];
   try {
