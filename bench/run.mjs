@@ -38,7 +38,11 @@ import {
 import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { endpoints } from './endpoints.mjs';
 import { secs } from './format.mjs';
-import { chooseLoadGenerator, measureInterleaved } from './load/measure.mjs';
+import {
+  chooseGrpcLoadGenerator,
+  chooseLoadGenerator,
+  measureInterleaved,
+} from './load/measure.mjs';
 import { parseOptions } from './options.mjs';
 import { compareProbes, compareShared, probe, PROBES, SAMPLE_PROBES } from './parity.mjs';
 import { printProfiles } from './profile.mjs';
@@ -94,7 +98,8 @@ function printReport(list, results, probes, generator, sink) {
       `${compare ? ` and ${compare.label} (${compare.commit ?? compare.root})` : ''} (${options.quick ? 'quick' : 'full'}: ` +
       `${options.users} users, ${options.posts} posts, ${options.connections} connections, ` +
       `${options.repetitions} interleaved repetitions of ${options.durationS} s per endpoint after ` +
-      `${options.warmupS} s of warm-up, load from ${generator}, ${os.cpus().length} cores shared ` +
+      `${options.warmupS} s of warm-up, load from ${generator} (HTTP) and ` +
+      `${chooseGrpcLoadGenerator(generator)} (gRPC), ${os.cpus().length} cores shared ` +
       `with the load generator; targets on Node ${node.version})\n`,
   );
   console.log(tables.throughput);
@@ -188,7 +193,8 @@ async function benchmark() {
   }
   await undoWrites();
   log(
-    `load from ${generator}: ${options.connections} connections, ${options.warmupS} s warm-up + ` +
+    `load from ${generator} (HTTP) and ${chooseGrpcLoadGenerator(generator)} (gRPC): ` +
+      `${options.connections} connections, ${options.warmupS} s warm-up + ` +
       `${options.durationS} s per endpoint and target, ${options.repetitions} repetitions; ` +
       `endpoints: ${list.map((e) => e.key).join(', ')}`,
   );
@@ -214,6 +220,7 @@ async function benchmark() {
     date: new Date().toISOString(),
     mode: options.quick ? 'quick' : 'full',
     loadGenerator: generator,
+    grpcLoadGenerator: chooseGrpcLoadGenerator(generator),
     repetitions: options.repetitions,
     durationS: options.durationS,
     warmupS: options.warmupS,

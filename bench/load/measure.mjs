@@ -6,6 +6,7 @@ import { cpuPerRequest, cpuSnapshot, foreignCpu, waitIdle } from '../cpu.mjs';
 import { fmt } from '../format.mjs';
 import { measures } from '../targets.mjs';
 import { runGrpcLoad } from './grpc.mjs';
+import { findH2load, h2loadGrpcLoad } from './h2load.mjs';
 import { autocannonLoad } from './autocannon.mjs';
 import { findWrk, wrkLoad } from './wrk.mjs';
 
@@ -19,9 +20,26 @@ export function chooseLoadGenerator(wanted) {
   return 'autocannon';
 }
 
-/** One run of one endpoint on one target (HTTP through wrk or autocannon, or gRPC). */
+/**
+ * The gRPC load generator to pair with the HTTP one: h2load (C, Debian `nghttp2-client`) beside
+ * wrk when it is installed, the grpc-js client of grpc.mjs otherwise.
+ */
+export function chooseGrpcLoadGenerator(generator) {
+  return generator === 'wrk' && findH2load() ? 'h2load' : 'grpc-js';
+}
+
+/** One run of one endpoint on one target (HTTP through wrk or autocannon, gRPC through h2load or grpc-js). */
 export async function load(generator, target, endpoint, { durationS, connections, users, seed }) {
   const bounds = { durationS, connections, users, seed, maxRequests: MAX_REQUESTS_PER_RUN };
+  if (endpoint.grpc && chooseGrpcLoadGenerator(generator) === 'h2load') {
+    const result = await h2loadGrpcLoad({
+      address: target.grpcAddress,
+      connections,
+      durationMs: durationS * 1000,
+      id: Math.ceil(users / 2),
+    });
+    return { ...result, detail: { errorCodes: result.errorCodes } };
+  }
   if (endpoint.grpc) {
     const result = await runGrpcLoad({
       address: target.grpcAddress,
