@@ -214,3 +214,69 @@ export function noisyRuns(list, results, labels = {}) {
     ),
   );
 }
+
+/** The reads the goals hold for: by id, a role's list page, a user's posts (not the probe). */
+const READS = [
+  'GET /users/:id',
+  'GET /users?role=…&sort=-createdAt&limit=20',
+  'GET /users/:id/posts',
+];
+
+/**
+ * The performance goals of a run, one row each with its figure and pass/FAIL (bench/README.md,
+ * "Reading the results"): each HTTP read at ≥ 1.0× the NestJS sample's req/s with p99 ≤ 1.0× its
+ * p99 (and, a stretch, ≥ 0.85× the Express ceiling), gRPC at ≥ 0.9× raw grpc-js with p99 ≤ 1.25×,
+ * a keyed create at ≥ 0.8× a create without a key. A goal whose rows did not run is left out;
+ * authentication on ÷ off is measured by `--auth`.
+ */
+export function goalsTable(rows) {
+  const byName = new Map(rows.map((e) => [e.name, e]));
+  const reads = READS.map((name) => byName.get(name)).filter((e) => e?.rps != null);
+  const verdict = (pass) => (pass ? 'pass' : 'FAIL');
+  const lines = [];
+  for (const e of reads) {
+    if (e.sampleRps !== null) {
+      const p99 = ratio(e.p99Ms, e.sampleP99Ms);
+      lines.push([
+        `\`${e.name}\` ÷ NestJS sample`,
+        `${times(e.serviceToSample)}, p99 ${times(p99)}`,
+        '≥ 1.0×, p99 ≤ 1.0×',
+        verdict(e.serviceToSample >= 1 && p99 !== null && p99 <= 1 && e.errors === 0),
+      ]);
+    }
+  }
+  for (const e of reads) {
+    if (e.serviceToExpress !== null) {
+      lines.push([
+        `\`${e.name}\` ÷ Express 5 (stretch)`,
+        times(e.serviceToExpress),
+        '≥ 0.85×',
+        verdict(e.serviceToExpress >= 0.85),
+      ]);
+    }
+  }
+  const grpc = byName.get('gRPC GetUser');
+  if (grpc?.ratio != null) {
+    const p99 = ratio(grpc.p99Ms, grpc.baselineP99Ms);
+    lines.push([
+      '`gRPC GetUser` ÷ raw grpc-js',
+      `${times(grpc.ratio)}, p99 ${times(p99)}`,
+      '≥ 0.9×, p99 ≤ 1.25×',
+      verdict(grpc.ratio >= 0.9 && p99 !== null && p99 <= 1.25 && grpc.errors === 0),
+    ]);
+  }
+  const keyed = byName.get('POST /users with Idempotency-Key');
+  const plain = byName.get('POST /users');
+  const keyedRatio = ratio(keyed?.rps, plain?.rps);
+  if (keyedRatio !== null) {
+    lines.push([
+      '`POST /users` with ÷ without `Idempotency-Key`',
+      times(keyedRatio),
+      '≥ 0.8×',
+      verdict(keyedRatio >= 0.8 && keyed.errors === 0),
+    ]);
+  }
+  return lines.length === 0
+    ? ''
+    : table(['comparison', 'measured (medians)', 'goal', 'verdict'], lines);
+}

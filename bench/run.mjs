@@ -46,7 +46,7 @@ import {
 import { parseOptions } from './options.mjs';
 import { compareProbes, compareShared, probe, PROBES, SAMPLE_PROBES } from './parity.mjs';
 import { printProfiles } from './profile.mjs';
-import { entries, markdown, noisyRuns } from './report.mjs';
+import { entries, goalsTable, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { authBenchmark } from './auth.mjs';
@@ -103,6 +103,8 @@ function printReport(list, results, probes, generator, sink) {
       `with the load generator; targets on Node ${node.version})\n`,
   );
   console.log(tables.throughput);
+  const goals = goalsTable(rows);
+  if (goals) console.log(`\nGoals (medians of the repetitions):\n\n${goals}`);
   console.log(
     '\nCPU time per answered request, median of the repetitions (from /proc, all cores; the app is ' +
       'the service, the baseline or the NestJS sample process, PostgreSQL all its processes, the load generator ' +
