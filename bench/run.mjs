@@ -90,7 +90,7 @@ async function seedDatabase(client) {
   log(`roles: ${shares.map((r) => `${r.role} ${r.n}`).join(', ')}`);
 }
 
-function printReport(list, results, probes, generator, sink) {
+function printReport(list, results, probes, generators, sink) {
   const rows = entries(list, results);
   const tables = markdown(rows, { compared: compare?.label });
   console.log(
@@ -98,8 +98,7 @@ function printReport(list, results, probes, generator, sink) {
       `${compare ? ` and ${compare.label} (${compare.commit ?? compare.root})` : ''} (${options.quick ? 'quick' : 'full'}: ` +
       `${options.users} users, ${options.posts} posts, ${options.connections} connections, ` +
       `${options.repetitions} interleaved repetitions of ${options.durationS} s per endpoint after ` +
-      `${options.warmupS} s of warm-up, load from ${generator} (HTTP) and ` +
-      `${chooseGrpcLoadGenerator(generator)} (gRPC), ${os.cpus().length} cores shared ` +
+      `${options.warmupS} s of warm-up, load from ${generators}, ${os.cpus().length} cores shared ` +
       `with the load generator; targets on Node ${node.version})\n`,
   );
   console.log(tables.throughput);
@@ -154,6 +153,8 @@ function printReport(list, results, probes, generator, sink) {
 async function benchmark() {
   const wall = performance.now();
   const generator = chooseLoadGenerator(options.loadGenerator);
+  const grpcGenerator = chooseGrpcLoadGenerator(generator);
+  const generators = `${generator} (HTTP) and ${grpcGenerator} (gRPC)`;
   build({ skipBuild: options.skipBuild, log });
   // Before PostgreSQL starts, so that it and every wrk run inherit the core.
   if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
@@ -195,8 +196,7 @@ async function benchmark() {
   }
   await undoWrites();
   log(
-    `load from ${generator} (HTTP) and ${chooseGrpcLoadGenerator(generator)} (gRPC): ` +
-      `${options.connections} connections, ${options.warmupS} s warm-up + ` +
+    `load from ${generators}: ${options.connections} connections, ${options.warmupS} s warm-up + ` +
       `${options.durationS} s per endpoint and target, ${options.repetitions} repetitions; ` +
       `endpoints: ${list.map((e) => e.key).join(', ')}`,
   );
@@ -216,13 +216,13 @@ async function benchmark() {
   });
   for (const target of targets) await target.stop();
 
-  const rows = printReport(list, results, probes, generator, sink);
+  const rows = printReport(list, results, probes, generators, sink);
   await mkdir(RESULTS, { recursive: true });
   const document = {
     date: new Date().toISOString(),
     mode: options.quick ? 'quick' : 'full',
     loadGenerator: generator,
-    grpcLoadGenerator: chooseGrpcLoadGenerator(generator),
+    grpcLoadGenerator: grpcGenerator,
     repetitions: options.repetitions,
     durationS: options.durationS,
     warmupS: options.warmupS,

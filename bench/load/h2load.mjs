@@ -21,16 +21,20 @@ const HEADERS = ['content-type: application/grpc', 'te: trailers'];
 /** How long past its duration an h2load run may take before it is killed (a hang, not a slow run). */
 const GRACE_MS = 30_000;
 
-/** The h2load binary on PATH (with nghttp beside it), or undefined. */
+let h2loadPath;
+
+/** The h2load binary on PATH (with nghttp beside it), or undefined; looked up once. */
 export function findH2load() {
+  if (h2loadPath !== undefined) return h2loadPath || undefined;
   try {
     const found = execFileSync('sh', ['-c', 'command -v h2load && command -v nghttp'], {
       encoding: 'utf8',
     });
-    return found.split('\n')[0].trim() || undefined;
+    h2loadPath = found.split('\n')[0].trim();
   } catch {
-    return undefined;
+    h2loadPath = '';
   }
+  return h2loadPath || undefined;
 }
 
 /** A GetUserRequest { id } as one gRPC message: flag 0, a 4-byte length, the protobuf bytes. */
