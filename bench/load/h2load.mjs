@@ -10,31 +10,20 @@
 // answer carries `grpc-status: 0` and a message; h2load then counts every non-200 answer and
 // every failed stream as an error. Every request carries the same id (h2load sends one body).
 // Latencies come from h2load's per-request log (--log-file), percentiles by nearest rank.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Samples } from '../../scripts/lib/measure.mjs';
+import { findTool } from '../../scripts/lib/system-tools.mjs';
+import { runToEnd } from './run-to-end.mjs';
 
 const METHOD_PATH = '/users.Users/GetUser';
 const HEADERS = ['content-type: application/grpc', 'te: trailers'];
-/** How long past its duration an h2load run may take before it is killed (a hang, not a slow run). */
-const GRACE_MS = 30_000;
 
-let h2loadPath;
-
-/** The h2load binary on PATH (with nghttp beside it), or undefined; looked up once. */
+/** The h2load binary (with nghttp beside it, for the check before each run), or undefined. */
 export function findH2load() {
-  if (h2loadPath !== undefined) return h2loadPath || undefined;
-  try {
-    const found = execFileSync('sh', ['-c', 'command -v h2load && command -v nghttp'], {
-      encoding: 'utf8',
-    });
-    h2loadPath = found.split('\n')[0].trim();
-  } catch {
-    h2loadPath = '';
-  }
-  return h2loadPath || undefined;
+  return findTool('nghttp') && findTool('h2load');
 }
 
 /** A GetUserRequest { id } as one gRPC message: flag 0, a 4-byte length, the protobuf bytes. */
@@ -94,18 +83,7 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
       logFile,
       url,
     ];
-    const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const killer = setTimeout(
-      () => process.kill(child.pid, 'SIGKILL'),
-      durationS * 1000 + GRACE_MS,
-    );
-    const exit = await new Promise((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    clearTimeout(killer);
+    const { exit, output } = await runToEnd('h2load', args, durationS);
     if (exit.code !== 0) {
       throw new Error(`h2load ${args.join(' ')} ended ${JSON.stringify(exit)}:\n${output}`);
     }

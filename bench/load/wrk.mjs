@@ -4,16 +4,15 @@
 // and stops each thread at its share of the request budget. Latency percentiles come from wrk's
 // own `--latency` distribution (p50, p75, p90, p99). The runs of `--auth` (wrk-auth.lua: a
 // bearer token per connection) go through the same runner.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_POST_ROLE, ROLES } from '../seed.mjs';
 import { succeeded } from './autocannon.mjs';
+import { runToEnd } from './run-to-end.mjs';
 
 const REQUESTS_SCRIPT = path.join(import.meta.dirname, 'wrk-requests.lua');
 const AUTH_SCRIPT = path.join(import.meta.dirname, 'wrk-auth.lua');
-/** How long past its duration a wrk run may take before it is killed (a hang, not a slow run). */
-const GRACE_MS = 30_000;
 
 /** The wrk binary on PATH, or undefined. */
 export function findWrk() {
@@ -76,15 +75,7 @@ async function runWrk({ base, threads, connections, durationS, script, scriptArg
     '--',
     ...scriptArgs,
   ];
-  const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const killer = setTimeout(() => process.kill(child.pid, 'SIGKILL'), durationS * 1000 + GRACE_MS);
-  const status = await new Promise((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  clearTimeout(killer);
+  const { exit: status, output } = await runToEnd('wrk', args, durationS);
   if (status.code !== 0) {
     throw new Error(`wrk ${args.join(' ')} ended ${JSON.stringify(status)}:\n${output}`);
   }
