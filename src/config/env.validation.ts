@@ -221,6 +221,27 @@ export class EnvironmentVariables {
   @IsInt()
   IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
 
+  // The change feed (docs/events.md): how long events are kept, how often each replica purges
+  // older ones (0: never), and how often a process looks for new events while a long poll or a
+  // watch stream waits (one query for all of them).
+  @Transform(toInt)
+  @Min(1)
+  @Max(8760)
+  @IsInt()
+  CHANGES_RETENTION_HOURS = 168;
+
+  @Transform(toInt)
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt()
+  CHANGES_PURGE_INTERVAL_MS = 60_000;
+
+  @Transform(toInt)
+  @Min(20)
+  @Max(10_000)
+  @IsInt()
+  CHANGES_POLL_INTERVAL_MS = 200;
+
   @Transform(toInt)
   @Min(1)
   @Max(65535)
