@@ -3,16 +3,13 @@ import { Counter, Gauge } from 'prom-client';
 import { MetricsService } from '../observability/metrics.service.js';
 import { ChangesRepository, type FeedStats } from './changes.repository.js';
 
-/** A scrape reads the three figures once, whichever metric asks first. */
-const STATS_TTL_MS = 1000;
-
 /**
  * The feed's metrics, in the service's registry, read from the database when scraped (one
  * statement per scrape, never per request). docs/events.md says what each tells an operator.
  */
 @Injectable()
 export class ChangesMetrics {
-  private stats?: { at: number; read: Promise<FeedStats | undefined> };
+  private reading?: Promise<FeedStats | undefined>;
 
   constructor(
     metrics: MetricsService,
@@ -52,12 +49,17 @@ export class ChangesMetrics {
     });
   }
 
-  /** The figures of this scrape; undefined when the database cannot be read (no samples then). */
+  /**
+   * The figures of this scrape, undefined when the database cannot be read (no samples then).
+   * A scrape collects every metric at once, so the three share the statement in flight.
+   */
   private read(): Promise<FeedStats | undefined> {
-    const now = Date.now();
-    if (!this.stats || now - this.stats.at >= STATS_TTL_MS) {
-      this.stats = { at: now, read: this.changes.stats().catch(() => undefined) };
-    }
-    return this.stats.read;
+    this.reading ??= this.changes
+      .stats()
+      .catch(() => undefined)
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
   }
 }
