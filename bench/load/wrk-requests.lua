@@ -3,7 +3,8 @@
 --
 --   wrk ... -s wrk-requests.lua URL -- KEY USERS SEED MAX_PER_THREAD RUN_TAG ROLES POST_ROLE
 --
--- KEY is health, user, user304, list, posts, create or createKeyed; ROLES a comma-separated list for the list query.
+-- KEY is health, user, user304, list, posts, create, createKeyed or patch (a new name for a random
+-- user: `npm run bench -- --feed`); ROLES a comma-separated list for the list query.
 -- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
 local threads = {}
@@ -57,6 +58,10 @@ function request()
                   ["Idempotency-Key"] = string.format("bench-%s-%d", tag, created) }
     end
     return wrk.format("POST", "/users", headers, body)
+  elseif key == "patch" then
+    created = created + 1
+    local body = string.format('{"name":"Bench Patch %s %d"}', tag, created)
+    return wrk.format("PATCH", "/users/" .. math.random(1, users), json_headers, body)
   end
   return wrk.format("GET", "/health")
 end

@@ -115,6 +115,7 @@ describe('change feed under load, a killed service and a crashed database (e2e)'
     await db.connect();
     let committed: Set<ChangeKey>;
     let table: Map<number, number>;
+    let inversions: number;
     try {
       const events = await db.query<{ key: string }>(
         `SELECT user_id || '.' || version AS key FROM user_changes`,
@@ -124,6 +125,12 @@ describe('change feed under load, a killed service and a crashed database (e2e)'
         'SELECT id, version FROM users',
       );
       table = new Map(users.rows.map((row) => [row.id, row.version]));
+      // Events placed after the user's previous event rather than at their own xid: the load
+      // made writers with a smaller xid change a user after one with a larger xid.
+      const inverted = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM user_changes WHERE position > xid',
+      );
+      inversions = inverted.rows[0].n;
     } finally {
       await db.end();
     }
@@ -139,6 +146,7 @@ describe('change feed under load, a killed service and a crashed database (e2e)'
     // Every acknowledged commit is in the database, and the database holds nothing else.
     expect(missing(committed, new Set([...sql.acknowledged, ...http.acknowledged]))).toEqual([]);
     expect(committed.size).toBeGreaterThanOrEqual(CHANGES);
+    expect(inversions).toBeGreaterThan(0);
     for (const consumer of consumers) {
       expect(consumer.refusals).toEqual([]);
       const keys = consumer.keys();
@@ -165,6 +173,7 @@ describe('change feed under load, a killed service and a crashed database (e2e)'
         `change feed under faults: ${committed.size} changes (${http.acknowledged.size} through HTTP), ` +
           `${table.size} users left, in ${elapsed.toFixed(1)} s`,
         ...timeline,
+        `events ordered after a larger xid's (the inversion): ${inversions}`,
         `SQL transactions failed and dropped: ${sql.failures}`,
         ...consumers.map(
           (c, i) =>
