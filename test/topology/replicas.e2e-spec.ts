@@ -10,6 +10,8 @@ import {
   type ClusterServer,
   type Primary,
 } from '../../scripts/lib/pg-cluster.mjs';
+import { encodeChangeToken } from '../../src/changes/change-token.js';
+import { drainFeed, versions } from '../support/changes-feed.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const describeWithReplicas = postgresBinForReplicas() ? describe : describe.skip;
@@ -101,14 +103,15 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
     const posts = await t.http().get(`/users/${ada.id}/posts`).expect(200);
     expect(posts.body.map((post: { title: string }) => post.title)).toEqual(['first']);
     expect(posts.headers['x-total-count']).toBe('1');
-    // One query per list here (a short last page gives its total without a count).
-    expect(await listReads(t, 'replica')).toBe(replicaReads + 2);
+    // One query per list here (a short last page gives its total without a count), and the users
+    // list's Changes-Token before its page, on the same replica.
+    expect(await listReads(t, 'replica')).toBe(replicaReads + 3);
     expect(await listReads(t, 'primary')).toBe(primaryReads);
     // A total that needs the count comes from the replica too.
     const page = await t.http().get('/users?limit=1&page=2').expect(200);
     expect(page.body).toEqual([]);
     expect(page.headers['x-total-count']).toBe('1');
-    expect(await listReads(t, 'replica')).toBe(replicaReads + 4);
+    expect(await listReads(t, 'replica')).toBe(replicaReads + 6);
     // A client reads its own write by id.
     expect((await t.http().get(`/users/${bob.id}`).expect(200)).body.name).toBe('Bob');
     await t.http().get(`/users/${bob.id}/posts`).expect(200);
@@ -117,6 +120,37 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
     await poll('Bob in the list', async () =>
       names((await t.http().get('/users').expect(200)).body).includes('Bob'),
     );
+  });
+
+  it("takes GET /users' Changes-Token on the replica it lists from, so the feed misses nothing the page lacks", async () => {
+    await t.http().post('/users').send({ name: 'Cy' }).expect(201);
+    await poll('Cy on the replica', replicaHasUser('Cy'));
+    await standbySql.query('SELECT pg_wal_replay_pause()');
+    const dan = (await t.http().post('/users').send({ name: 'Dan' }).expect(201)).body;
+    const cy = (await t.http().get('/users?limit=100').expect(200)).body.find(
+      (user: { name: string }) => user.name === 'Cy',
+    );
+    await t.http().patch(`/users/${cy.id}`).send({ role: 'admin' }).expect(200);
+    // The primary's horizon now lies past Dan's create and Cy's change...
+    const [{ position }] = await t.dataSource.query(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS position',
+    );
+    const primaryToken = encodeChangeToken({ position: BigInt(position), id: 0n });
+    const list = await t.http().get('/users?limit=100').expect(200);
+    expect(names(list.body)).not.toContain('Dan');
+    // ...while the token of a list read on the paused replica lies before both: following it
+    // delivers what the page does not show. The primary's token would have lost them.
+    const fromList = versions(
+      (await drainFeed(() => t.http(), list.headers['changes-token'])).events,
+    );
+    expect(fromList).toEqual(
+      expect.arrayContaining([
+        [dan.id, 1],
+        [cy.id, 2],
+      ]),
+    );
+    const fromPrimary = versions((await drainFeed(() => t.http(), primaryToken)).events);
+    expect(fromPrimary).not.toContainEqual([dan.id, 1]);
   });
 
   it('reads lists from the primary while the replica lags past DB_REPLICA_MAX_LAG_MS', async () => {
