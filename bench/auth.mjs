@@ -17,11 +17,10 @@ import {
   mint,
   signingKey,
 } from '../scripts/lib/identity-provider.mjs';
-import { connect, startDatabase } from './database.mjs';
 import { authLoad } from './load/wrk.mjs';
 import { seedUsers } from './seed.mjs';
 import { PINNED_CORES, pinProcess } from './cpu.mjs';
-import { build, migrate, startTarget } from './targets.mjs';
+import { build, migratedDatabase, startTarget } from './targets.mjs';
 
 const DIST = path.resolve(import.meta.dirname, '..', 'dist', 'src');
 const FIRST_SEEN_PER_ALG = 300;
@@ -86,10 +85,7 @@ export async function authBenchmark(options, { cleanups, log, node }) {
   // core; each service then runs alone on the other (--pin).
   if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
 
-  const { url } = await startDatabase({ sqlStats: false, cleanups, log });
-  await migrate(url, { node, cleanups, log });
-  const client = await connect(url);
-  cleanups.push(() => client.end());
+  const { url, client } = await migratedDatabase({ node, cleanups, log });
   const users = Math.min(options.users, 10_000);
   await seedUsers(client, { to: users });
   log(`seeded ${users} users`);

@@ -8,13 +8,12 @@
 // Options used: --duration, --warmup, --repetitions, --connections, --users, --skip-build, --pin,
 // --node. Needs wrk (Debian package wrk).
 import { PINNED_CORES, pinProcess } from './cpu.mjs';
-import { connect, startDatabase } from './database.mjs';
 import { feedLag, lagTable } from './feed-lag.mjs';
 import { feedPage } from './feed-page.mjs';
 import { fmt, median, table } from './format.mjs';
 import { findWrk, wrkLoad } from './load/wrk.mjs';
 import { BENCH_POST_ROLE, seedUsers, vacuumAnalyze } from './seed.mjs';
-import { build, migrate, startTarget } from './targets.mjs';
+import { build, migratedDatabase, startTarget } from './targets.mjs';
 
 /** The feed's triggers on users (migration 1718000000005-UserChanges). */
 const TRIGGERS = ['users_changes_insert', 'users_changes_update', 'users_changes_delete'];
@@ -119,15 +118,13 @@ export async function feedBenchmark(options, { cleanups, log, node }) {
   const wall = performance.now();
   build({ skipBuild: options.skipBuild, log });
   if (options.pin) pinProcess(process.pid, PINNED_CORES.rest);
-  const { url } = await startDatabase({ sqlStats: false, cleanups, log });
-  await migrate(url, { node, cleanups, log });
-  const client = await connect(url);
-  cleanups.push(() => client.end());
+  const { url, client } = await migratedDatabase({ node, cleanups, log });
   const users = Math.min(options.users, 20_000);
   await seedUsers(client, { to: users });
   await vacuumAnalyze(client, ['users', 'user_changes']);
   log(`seeded ${users} users (and their created events)`);
-  const target = await startTarget('service', { url, pin: options.pin, node, cleanups, log });
+  const starting = { url, pin: options.pin, node, cleanups, log };
+  const target = await startTarget('service', starting);
 
   const runs = await onOff(target, client, users, options, log);
   const page = await feedPage(url, client, target, log);
@@ -135,14 +132,8 @@ export async function feedBenchmark(options, { cleanups, log, node }) {
   const lagS = Math.max(options.durationS, 5);
   const lags = [['200 (default)', ...(await feedLag(url, target, { durationS: lagS, log }))]];
   await target.stop();
-  const faster = await startTarget('service', {
-    url,
-    extraEnv: { CHANGES_POLL_INTERVAL_MS: '50' },
-    pin: options.pin,
-    node,
-    cleanups,
-    log,
-  });
+  const extraEnv = { CHANGES_POLL_INTERVAL_MS: '50' };
+  const faster = await startTarget('service', { ...starting, extraEnv });
   lags.push(['50', ...(await feedLag(url, faster, { durationS: lagS, log }))]);
   await faster.stop();
 

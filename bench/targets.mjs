@@ -14,6 +14,7 @@ import {
   waitUntilReady,
 } from '../scripts/lib/service-process.mjs';
 import { PINNED_CORES, pinProcess } from './cpu.mjs';
+import { connect, startDatabase } from './database.mjs';
 import { secs } from './format.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -137,4 +138,16 @@ export async function migrate(url, { node, cleanups, log }) {
     log,
   });
   await service.stop();
+}
+
+/**
+ * The benchmark's PostgreSQL, migrated, and a client on it; `cleanups` stops both. For the modes
+ * that seed their own data (--auth, --feed).
+ */
+export async function migratedDatabase({ node, cleanups, log }) {
+  const { url } = await startDatabase({ sqlStats: false, cleanups, log });
+  await migrate(url, { node, cleanups, log });
+  const client = await connect(url);
+  cleanups.push(() => client.end());
+  return { url, client };
 }

@@ -239,12 +239,21 @@ export async function getUserRaw(
       message,
       metadata,
       { deadline: Date.now() + deadlineMs },
-      (error, reply) =>
-        resolve(
-          error ? { code: error.code, details: error.details } : { code: grpc.status.OK, reply },
-        ),
+      outcome(resolve),
     ),
   );
+}
+
+/**
+ * The callback of a unary call that resolves with its outcome: `{ code: OK, reply }` or
+ * `{ code, details }`.
+ * @template T
+ * @param {(result: CallResult<T>) => void} resolve
+ * @returns {(error: grpc.ServiceError | null, reply?: T) => void}
+ */
+function outcome(resolve) {
+  return (error, reply) =>
+    resolve(error ? { code: error.code, details: error.details } : { code: grpc.status.OK, reply });
 }
 
 /**
@@ -264,10 +273,7 @@ export function listUserChanges(
       request,
       metadata,
       { deadline: Date.now() + deadlineMs },
-      (error, reply) =>
-        resolve(
-          error ? { code: error.code, details: error.details } : { code: grpc.status.OK, reply },
-        ),
+      outcome(resolve),
     ),
   );
 }

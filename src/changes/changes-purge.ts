@@ -2,30 +2,29 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { AppConfig } from '../config/app-config.js';
 import { ChangesRepository } from './changes.repository.js';
 
-/** Events are kept CHANGES_RETENTION_HOURS, then purged every CHANGES_PURGE_INTERVAL_MS. */
+/**
+ * Deletes events older than CHANGES_RETENTION_HOURS, every CHANGES_PURGE_INTERVAL_MS (0: never)
+ * counted from the end of the previous run, so a long purge never overlaps the next one. Every
+ * replica purges; their batches do not collide (ChangesRepository.purgeExpired).
+ */
 @Injectable()
 export class ChangesPurge implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Changes');
-  private timer?: NodeJS.Timeout;
+  private nextRun?: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(
-    private readonly changes: ChangesRepository,
     private readonly config: AppConfig,
+    private readonly changes: ChangesRepository,
   ) {}
 
   onModuleInit(): void {
-    const { purgeIntervalMs } = this.config.changes;
-    if (purgeIntervalMs === 0) return;
-    this.timer = setInterval(() => {
-      this.purgeExpired().catch((error: unknown) =>
-        this.logger.warn(`purge of expired change events failed: ${String(error)}`),
-      );
-    }, purgeIntervalMs);
-    this.timer.unref();
+    this.scheduleNext();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.nextRun);
   }
 
   /** @returns how many expired events were deleted */
@@ -33,5 +32,18 @@ export class ChangesPurge implements OnModuleInit, OnApplicationShutdown {
     const deleted = await this.changes.purgeExpired(this.config.changes.retentionHours);
     if (deleted > 0) this.logger.log(`purged ${deleted} expired change events`);
     return deleted;
+  }
+
+  private scheduleNext(): void {
+    const { purgeIntervalMs } = this.config.changes;
+    if (purgeIntervalMs === 0 || this.stopped) return;
+    this.nextRun = setTimeout(() => {
+      this.purgeExpired()
+        .catch((error: unknown) =>
+          this.logger.warn(`purging change events failed: ${String(error)}`),
+        )
+        .finally(() => this.scheduleNext());
+    }, purgeIntervalMs);
+    this.nextRun.unref();
   }
 }

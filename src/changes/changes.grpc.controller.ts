@@ -95,22 +95,11 @@ export class ChangesGrpcController {
   listUserChanges(
     request: ListUserChangesRequest,
     metadata: Metadata,
-    call: ServerUnaryCall<ListUserChangesRequest, ListUserChangesResponse>,
+    call: ListCall,
   ): Promise<ListUserChangesResponse> {
     return this.listCalls.run(metadata, call, async () => {
-      const size = request.page_size || DEFAULT_CHANGES_LIMIT;
-      if (!(size >= 1 && size <= MAX_CHANGES_LIMIT)) {
-        throw new InvalidArgumentError(`page_size must be between 0 and ${MAX_CHANGES_LIMIT}`);
-      }
-      if (!(request.wait_seconds >= 0 && request.wait_seconds <= MAX_WAIT_S)) {
-        throw new InvalidArgumentError(`wait_seconds must be between 0 and ${MAX_WAIT_S}`);
-      }
-      const page = await this.changes.page(
-        request.page_token || undefined,
-        size,
-        request.wait_seconds * 1000,
-        cancelled(call),
-      );
+      const { token, size, waitMs } = pageRequest(request);
+      const page = await this.changes.page(token, size, waitMs, cancelled(call));
       return { events: page.events.map(toMessage), next_page_token: page.next };
     });
   }
@@ -161,6 +150,20 @@ export class ChangesGrpcController {
       return () => stop.abort();
     });
   }
+}
+
+type ListCall = ServerUnaryCall<ListUserChangesRequest, ListUserChangesResponse>;
+
+/** A ListUserChangesRequest checked: proto3 sends 0 for an unset size, meaning the default. */
+function pageRequest({ page_token, page_size, wait_seconds }: ListUserChangesRequest) {
+  const size = page_size || DEFAULT_CHANGES_LIMIT;
+  if (!(size >= 1 && size <= MAX_CHANGES_LIMIT)) {
+    throw new InvalidArgumentError(`page_size must be between 0 and ${MAX_CHANGES_LIMIT}`);
+  }
+  if (!(wait_seconds >= 0 && wait_seconds <= MAX_WAIT_S)) {
+    throw new InvalidArgumentError(`wait_seconds must be between 0 and ${MAX_WAIT_S}`);
+  }
+  return { token: page_token || undefined, size, waitMs: wait_seconds * 1000 };
 }
 
 /** An AbortSignal for a gRPC call the client cancelled (or whose deadline passed). */

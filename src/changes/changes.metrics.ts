@@ -27,26 +27,27 @@ export class ChangesMetrics {
         if (stats) this.inc(stats.written);
       },
     });
-    new Gauge({
-      name: 'user_changes_visible_age_seconds',
-      help: 'Age of the newest change event readers can see, below the oldest running transaction (0: none yet); it grows on a quiet feed too',
-      registers,
-      async collect() {
-        const stats = await read();
-        this.reset();
-        if (stats) this.set(stats.visibleAgeS ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'user_changes_blocking_transaction_age_seconds',
-      help: 'Age of the oldest running transaction holding a transaction id, in any database of the cluster: events after it wait for its end (0: none)',
-      registers,
-      async collect() {
-        const stats = await read();
-        this.reset();
-        if (stats) this.set(stats.blockingAgeS);
-      },
-    });
+    const gauge = (name: string, help: string, value: (stats: FeedStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const stats = await read();
+          this.reset();
+          if (stats) this.set(value(stats));
+        },
+      });
+    gauge(
+      'user_changes_visible_age_seconds',
+      'Age of the newest change event readers can see, below the oldest running transaction (0: none yet); it grows on a quiet feed too',
+      (stats) => stats.visibleAgeS ?? 0,
+    );
+    gauge(
+      'user_changes_blocking_transaction_age_seconds',
+      'Age of the oldest running transaction holding a transaction id, in any database of the cluster: events after it wait for its end (0: none)',
+      (stats) => stats.blockingAgeS,
+    );
   }
 
   /**

@@ -176,6 +176,25 @@ describe('routes with authentication on (e2e)', () => {
       /^auth_rejections_total\{transport="http",status="401",reason="missing"\} [1-9]/m,
     );
   });
+
+  it('answers the change feed to users:read only, refusing before the token is looked at', async () => {
+    await t.http().post('/users').set('authorization', readWrite).send({ name: 'A' }).expect(201);
+    await t.http().get('/users/changes').expect(401);
+    const writer = `Bearer ${await mint(key, { scope: 'users:write' })}`;
+    const refused = await t
+      .http()
+      .get('/users/changes?after=garbage')
+      .set('authorization', writer)
+      .expect(403);
+    expect(refused.body).toEqual({
+      error: 'the bearer token lacks the scope users:read this operation needs',
+    });
+    expect(refused.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="users:read"',
+    );
+    const read = await t.http().get('/users/changes').set('authorization', readWrite).expect(200);
+    expect(read.body.events.map((event: { id: string }) => event.id)).toEqual(['1.1']);
+  });
 });
 
 describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {

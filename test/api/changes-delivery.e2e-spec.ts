@@ -16,6 +16,19 @@ import {
   type TestApp,
 } from '../support/test-app.js';
 
+/** A long poll after `next`, once it waits in the app's poller; `answer` is its response. */
+async function waitingLongPoll(t: TestApp, next: string, wait: number) {
+  const answer = t
+    .http()
+    .get('/users/changes')
+    .query({ after: next, wait })
+    .then((r) => r);
+  await waitFor('the long poll to wait', () =>
+    Promise.resolve(t.app.get(ChangesPoller).waiting === 1),
+  );
+  return { answer };
+}
+
 describe('change feed delivery (e2e)', () => {
   let t: TestApp;
   const clients: pg.Client[] = [];
@@ -127,14 +140,7 @@ describe('change feed delivery (e2e)', () => {
     expect(empty.body).toEqual({ events: [], next });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
 
-    const poll = t
-      .http()
-      .get('/users/changes')
-      .query({ after: next, wait: 20 })
-      .then((r) => r);
-    await waitFor('the long poll to wait', () =>
-      Promise.resolve(t.app.get(ChangesPoller).waiting === 1),
-    );
+    const { answer: poll } = await waitingLongPoll(t, next, 20);
     const written = Date.now();
     await t.http().post('/users').send({ name: 'Ada' }).expect(201);
     const woken = await poll;
@@ -200,14 +206,7 @@ describe('long polls at shutdown (e2e)', () => {
     try {
       const { next } = await drainFeed(() => t.http());
       const started = Date.now();
-      const poll = t
-        .http()
-        .get('/users/changes')
-        .query({ after: next, wait: 30 })
-        .then((r) => r);
-      await waitFor('the long poll to wait', () =>
-        Promise.resolve(t.app.get(ChangesPoller).waiting === 1),
-      );
+      const { answer: poll } = await waitingLongPoll(t, next, 30);
       closed = t.close();
       const answer = await poll;
       expect(answer.status).toBe(200);

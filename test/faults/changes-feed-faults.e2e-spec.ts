@@ -18,13 +18,8 @@ import {
   replay,
   SqlWriters,
 } from '../support/feed-load.js';
-import {
-  buildService,
-  type ServiceProcess,
-  startService,
-  waitFor,
-  waitUntilReady,
-} from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { buildService, startService, waitFor, waitUntilReady } from '../support/service-process.js';
 
 const CHANGES = 100_000;
 const WRITERS = 16;

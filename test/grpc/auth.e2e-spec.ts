@@ -1,4 +1,4 @@
-// gRPC users.Users/GetUser with authentication on: the token in the `authorization` metadata,
+// gRPC users.Users (GetUser and the change feed) with authentication on: the token in the `authorization` metadata,
 // UNAUTHENTICATED and PERMISSION_DENIED as HTTP's 401 and 403; health and reflection stay open.
 import * as grpc from '@grpc/grpc-js';
 import request from 'supertest';
@@ -6,6 +6,8 @@ import {
   getUser,
   grpcClients,
   healthCheck,
+  listUserChanges,
+  watchUserChanges,
   type GrpcClients,
 } from '../../scripts/lib/grpc-client.mjs';
 import { capturingLogger } from '../support/capturing-logger.js';
@@ -99,6 +101,25 @@ describe('gRPC with authentication on (e2e)', () => {
     expect(metrics).toMatch(
       /^auth_rejections_total\{transport="grpc",status="PERMISSION_DENIED",reason="insufficient_scope"\} [1-9]/m,
     );
+  });
+
+  it('answers ListUserChanges and WatchUserChanges to users:read only', async () => {
+    const writer = metadata(`Bearer ${await mint(key, { scope: 'users:write' })}`);
+    const lacksRead = {
+      code: grpc.status.PERMISSION_DENIED,
+      details: 'the bearer token lacks the scope users:read this operation needs',
+    };
+    expect(await listUserChanges(clients.users, {}, { metadata: writer })).toEqual(lacksRead);
+    expect(await watchUserChanges(clients.users, '', { metadata: writer }).ended).toEqual(
+      lacksRead,
+    );
+    expect((await listUserChanges(clients.users, {})).code).toBe(grpc.status.UNAUTHENTICATED);
+    const reader = metadata(`Bearer ${await mint(key, { scope: 'users:read' })}`);
+    const page = await listUserChanges(clients.users, {}, { metadata: reader });
+    expect(page.reply?.events.map((event) => event.id)).toEqual(['1.1']);
+    const watch = watchUserChanges(clients.users, '', { metadata: reader });
+    expect((await watch.next()).event?.id).toBe('1.1');
+    watch.cancel();
   });
 
   it('keeps grpc.health.v1 open', async () => {
