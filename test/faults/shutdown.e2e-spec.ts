@@ -42,9 +42,7 @@ describe('the service process (e2e)', () => {
     });
     afterAll(async () => {
       await db.query('ROLLBACK').catch(() => undefined);
-      await db.query(
-        'TRUNCATE users, posts, user_changes, user_changes_watermark RESTART IDENTITY CASCADE',
-      );
+      await db.query('TRUNCATE users, posts RESTART IDENTITY CASCADE');
       await db.end();
       if (service.child.exitCode === null) service.child.kill('SIGKILL');
     });
