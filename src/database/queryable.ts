@@ -1,18 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import type { DatabaseClientClass } from './cancelling-client.js';
+import { driverPool } from '../internals/typeorm-driver.js';
+import type { DatabaseClientClass } from './database-client.js';
 import type { ConnectionGate } from './connection-gate.js';
 
 /** Anything that runs one SQL statement and returns its rows: the primary, a replica reader. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, parameters?: unknown[]): Promise<Row[]>;
-}
-
-/** The pg pool TypeORM's postgres driver opened on DATABASE_URL (undefined before it connects). */
-export function driverPool(dataSource: DataSource): pg.Pool | undefined {
-  return (dataSource.driver as unknown as { master?: pg.Pool }).master;
 }
 
 /** The connection gate of the primary's pool (undefined before it connects). */

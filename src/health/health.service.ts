@@ -11,7 +11,8 @@ import { DataSource } from 'typeorm';
 import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { isConnectionLost } from '../database/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { driverGate, driverPool } from '../database/queryable.js';
+import { driverGate } from '../database/queryable.js';
+import { driverPool } from '../internals/typeorm-driver.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
