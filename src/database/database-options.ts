@@ -1,5 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
-import { cancellingClient } from './cancelling-client.js';
+import { databaseClient } from './database-client.js';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
@@ -15,7 +15,7 @@ export function poolOptions(
   { requireWritable }: { requireWritable: boolean },
 ) {
   return {
-    Client: cancellingClient(db.statementTimeoutMs, {
+    Client: databaseClient(db.statementTimeoutMs, {
       requireWritable,
       abandonAfterMs: db.connectTimeoutMs,
     }),
@@ -54,9 +54,10 @@ export function dataSourceOptions(
     poolSize: db.poolSize,
     // Passed to pg's Pool and to each Client it opens. No startup parameters (statement_timeout,
     // options) and no session state: PgBouncer in transaction pooling rejects the former and does
-    // not keep the latter. The Client bounds every query, never cancels a COMMIT, backs off
-    // connection attempts while the database is unreachable and refuses a read-only node (see
-    // cancellingClient); the rest are the pool settings of docs/failover.md.
+    // not keep the latter. The Client bounds every query, never cuts a commit short, backs off
+    // connection attempts while the database is unreachable and refuses a read-only node or a
+    // server-side statement timeout (see databaseClient); the rest are the pool settings of
+    // docs/failover.md.
     extra: poolOptions(db, { requireWritable: true }),
     // Names the service's connections in pg_stat_activity.
     applicationName: 'users-service',

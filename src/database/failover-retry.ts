@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { QueryFailedError } from 'typeorm';
-import { outlivedStatementTimeout } from './cancelling-client.js';
+import { isFinalFailure } from './database-client.js';
+import { databaseCounters } from './database-counters.js';
 import type { TransactionScope } from './transaction-scope.js';
 
 /** The first retry waits this long; each further one doubles it. */
@@ -39,15 +40,15 @@ const FAILOVER_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006']);
  * gate's refusal while attempts back off carries the code of the failure behind it, so it counts
  * when that failure does.
  *
- * Never: a statement that outlived the statement timeout (57014, or a connection the service
- * closed for it: the request has had its time, and a COMMIT left waiting still holds its locks),
+ * Never: a final failure (isFinalFailure: a statement that outlived the statement timeout, or a
+ * commit whose wait for the synchronous standby was cut short, visible on this primary already),
  * a full pool ("timeout exceeded when trying to connect": an overload, which a retry would only
  * prolong), too many connections (53300), lock or serialization failures, and every error of a
  * query itself.
  */
 export function isFailoverError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  if (outlivedStatementTimeout(error)) return false;
+  if (isFinalFailure(error)) return false;
   if ((error as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
   const driver = (error instanceof QueryFailedError ? error.driverError : error) as {
     code?: unknown;
@@ -84,6 +85,8 @@ export interface FailoverRetryOptions {
   budgetMs: number;
   /** True once nobody waits for the answer (the client disconnected): no further attempt. */
   abandoned?: () => boolean;
+  /** Told of each failure that is about to be retried (after its back-off), for the log. */
+  onRetry?: (error: unknown, retry: number) => void;
   now?: () => number;
   random?: () => number;
   wait?: (ms: number) => Promise<unknown>;
@@ -104,6 +107,7 @@ export async function retryOnFailover<T>(
   {
     budgetMs,
     abandoned = () => false,
+    onRetry = () => {},
     now = Date.now,
     random = Math.random,
     wait = sleep,
@@ -118,6 +122,8 @@ export async function retryOnFailover<T>(
       if (left <= 0 || !isFailoverError(error) || abandoned()) throw error;
       await wait(Math.min(left, failoverRetryDelay(retry, random)));
       if (abandoned()) throw error;
+      databaseCounters.failoverRetries++;
+      onRetry(error, retry);
     }
   }
 }

@@ -77,7 +77,7 @@ export class UsersRepository {
   /** One INSERT … RETURNING. Throws ConflictError when the email is taken. */
   async insert({ name, email, role }: UserFields): Promise<User> {
     const [row] = await this.saving(
-      () => this.scope.queryable().query(this.insertRow, [name, email, role]),
+      () => this.scope.write((db) => db.query(this.insertRow, [name, email, role])),
       email,
     );
     return this.sql.toEntity(row);
@@ -90,19 +90,17 @@ export class UsersRepository {
    * @returns the updated user, or undefined when no row matched
    */
   async update(id: number, changes: Partial<User>, versions?: number[]): Promise<User | undefined> {
-    const result = await this.saving(
-      () =>
-        this.users
-          .createQueryBuilder()
-          .update()
-          .set(changes)
-          .where(versionedWhere(id, versions))
-          .returning(this.sql.selectList)
-          .updateEntity(false)
-          .execute(),
+    const [sql, parameters] = this.users
+      .createQueryBuilder()
+      .update()
+      .set(changes)
+      .where(versionedWhere(id, versions))
+      .returning(this.sql.selectList)
+      .getQueryAndParameters();
+    const [row] = await this.saving(
+      () => this.scope.write((db) => db.query(sql, parameters)),
       changes.email,
     );
-    const [row] = result.raw as User[];
     return row && this.sql.toEntity(row);
   }
 
@@ -111,12 +109,14 @@ export class UsersRepository {
    * @returns false when no row matched (gone, or its version not one of `versions`)
    */
   async delete(id: number, versions?: number[]): Promise<boolean> {
-    const { affected } = await this.users
+    const [sql, parameters] = this.users
       .createQueryBuilder()
       .delete()
       .where(versionedWhere(id, versions))
-      .execute();
-    return affected !== 0;
+      .returning(this.sql.column('id'))
+      .getQueryAndParameters();
+    const rows = await this.scope.write((db) => db.query(sql, parameters));
+    return rows.length > 0;
   }
 
   /** Maps a violation of the case-insensitive unique email index to a ConflictError. */
