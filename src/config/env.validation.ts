@@ -301,9 +301,23 @@ export function validateEnv(raw: Record<string, string | undefined>): Environmen
       'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
     );
   }
-  problems.push(...authProblems(env));
+  problems.push(...authProblems(env), ...databaseProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return env;
+}
+
+/**
+ * A keyed create's key waits for a lock at most IDEMPOTENCY_WAIT_MS inside the message that
+ * commits, which the statement timeout bounds as a whole: at or past it, the timeout would close
+ * the connection first, and the client would get an unknown outcome (503) instead of 409.
+ */
+function databaseProblems(env: EnvironmentVariables): string[] {
+  return env.DB_STATEMENT_TIMEOUT_MS > 0 && env.IDEMPOTENCY_WAIT_MS >= env.DB_STATEMENT_TIMEOUT_MS
+    ? [
+        `IDEMPOTENCY_WAIT_MS (${env.IDEMPOTENCY_WAIT_MS}) must be less than DB_STATEMENT_TIMEOUT_MS ` +
+          `(${env.DB_STATEMENT_TIMEOUT_MS}), which bounds the statement that waits for the key`,
+      ]
+    : [];
 }
 
 /** The rules between the AUTH_* variables, which no single-variable rule can say. */

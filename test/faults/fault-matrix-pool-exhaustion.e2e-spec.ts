@@ -13,6 +13,7 @@ describe('fault matrix: the pool exhausted by blocked queries (e2e, a cluster of
       DB_POOL_SIZE: '2',
       DB_CONNECT_TIMEOUT_MS: '500',
       DB_STATEMENT_TIMEOUT_MS: '1000',
+      IDEMPOTENCY_WAIT_MS: '500',
     });
     const admin = await adminClient(url);
     const agent = new http.Agent({ keepAlive: true });
