@@ -6,6 +6,7 @@ import {
   HttpException,
   HttpStatus,
   Injectable,
+  Logger,
   type NestInterceptor,
   UnprocessableEntityException,
 } from '@nestjs/common';
@@ -16,6 +17,7 @@ import { from, lastValueFrom, type Observable } from 'rxjs';
 import { errorKindOf } from '../common/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../common/patterns.js';
 import { AppConfig } from '../config/app-config.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { retryingOnFailover } from '../database/failover-retry.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { toHttpError } from '../http/all-exceptions.filter.js';
@@ -78,6 +80,8 @@ function fingerprint(request: Request): string {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Idempotency');
+
   constructor(
     private readonly scope: TransactionScope,
     private readonly keys: IdempotencyKeysRepository,
@@ -110,6 +114,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const retry = {
       budgetMs: this.config.database.failoverRetryMs,
       abandoned: () => response.closed,
+      onRetry: (error: unknown, attempt: number) =>
+        this.logger.warn({
+          requestId: request.id,
+          msg: `${request.method} ${request.path}: keyed create run again after a failover error (retry ${attempt + 1}): ${failureOf(error)}`,
+        }),
     };
     let outcome: StoredOutcome;
     try {
@@ -144,7 +153,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       // (validation) whose key is stored, since the key decides first (another request: 422).
       const keyTaken = this.keys.isStored(error);
       if (!keyTaken && !isClientError(error)) throw error;
-      const stored = await this.keys.find(key);
+      // A refused request (400) changed nothing: when the key cannot be looked up (an exhausted
+      // pool, a database away), its own answer stands.
+      const stored = await this.keys.find(key).catch((lookup: unknown) => {
+        throw keyTaken || !isDatabaseUnavailable(lookup) ? lookup : error;
+      });
       // Purged since (past its TTL): as for a key still in progress, a retry runs anew.
       if (!stored) throw keyTaken ? inProgress() : error;
       // The stored outcome is the answer, whatever this request's own handler did.
@@ -175,6 +188,12 @@ function createdHeaders(response: Response): Record<string, string> {
     if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+/** A failure's SQLSTATE or socket code and its message, which carry no request values. */
+function failureOf(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return `${typeof code === 'string' ? `${code} ` : ''}${String(message)}`;
 }
 
 function isClientError(error: unknown): boolean {

@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { driverPool } from '../database/queryable.js';
+import { driverPool } from '../internals/typeorm-driver.js';
+import { databaseCounters } from '../database/database-counters.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -83,6 +84,27 @@ export class MetricsService {
       this.dbListReads.reset();
       this.dbListReads.inc({ pool: 'primary' }, this.replicas.reads.primary);
       this.dbListReads.inc({ pool: 'replica' }, this.replicas.reads.replica);
+    },
+  });
+
+  // Failover handling (src/database/): counted there, read when scraped.
+  readonly dbFailoverRetries = new Counter({
+    name: 'db_failover_retries_total',
+    help: 'Keyed creates run again after the primary went away, was unreachable or read-only',
+    registers: [this.registry],
+    collect: () => {
+      this.dbFailoverRetries.reset();
+      this.dbFailoverRetries.inc(databaseCounters.failoverRetries);
+    },
+  });
+
+  readonly dbCommitOutcomeUnknown = new Counter({
+    name: 'db_commit_outcome_unknown_total',
+    help: 'Writes answered 503 or retried because whether their commit happened (and reached the synchronous standby) is unknown',
+    registers: [this.registry],
+    collect: () => {
+      this.dbCommitOutcomeUnknown.reset();
+      this.dbCommitOutcomeUnknown.inc(databaseCounters.commitOutcomesUnknown);
     },
   });
 
