@@ -31,6 +31,7 @@ import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system
  * @property {string} dataDir
  * @property {number | undefined} pid The Patroni daemon's PID.
  * @property {() => string} output
+ * @property {() => string[]} watched The log lines matching the cluster's `watchLog`.
  * @property {() => boolean} running
  * @property {() => number | undefined} postmasterPid
  * @property {(database?: string) => string} url postgres://postgres@127.0.0.1:PG_PORT/DATABASE
@@ -87,6 +88,7 @@ import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system
  * @property {string} etcdUrl
  * @property {PatroniTimings} timings
  * @property {Record<string, string | number>} parameters
+ * @property {RegExp} [watchLog] Log lines (Patroni's and PostgreSQL's) to keep, however many.
  */
 
 /** @param {number} ms */
@@ -251,7 +253,7 @@ function memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, pa
  * @param {MemberOptions & { ports?: [number, number] }} options
  * @returns {Promise<PatroniMember>}
  */
-async function startMember({ scope, name, etcdUrl, timings, parameters, ports }) {
+async function startMember({ scope, name, etcdUrl, timings, parameters, watchLog, ports }) {
   const [restPort, pgPort] = ports ?? (await freePorts(2));
   const { dir, remove } = await serviceTempDir(`users-service-patroni-${name}-`);
   const config = memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters });
@@ -262,6 +264,7 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
   const daemon = startDaemon(/** @type {string} */ (patroniPath()), [file], {
     name: `patroni ${name}`,
     env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8' },
+    watch: watchLog,
   });
   const restUrl = `http://127.0.0.1:${restPort}`;
   const dataDir = config.postgresql.data_dir;
@@ -285,6 +288,7 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
     dataDir,
     pid: daemon.pid,
     output: daemon.output,
+    watched: daemon.watched,
     running: daemon.running,
     postmasterPid,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
@@ -366,6 +370,7 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
  *   scope?: string;
  *   timings?: PatroniTimings;
  *   parameters?: Record<string, string | number>;
+ *   watchLog?: RegExp;
  *   timeoutMs?: number;
  * }} options
  * @returns {Promise<PatroniCluster>}
@@ -377,6 +382,7 @@ export async function startPatroniCluster({
   scope = `users-failover-${process.pid}-${Date.now()}`,
   timings = FAST_TIMINGS,
   parameters = {},
+  watchLog,
   timeoutMs = 60_000,
 }) {
   if (!patroniPath()) throw new Error('patroni is not installed (Debian: apt-get install patroni)');
@@ -453,6 +459,7 @@ export async function startPatroniCluster({
         etcdUrl,
         timings,
         parameters,
+        watchLog,
         ports: [lost.restPort, lost.pgPort],
       });
       members[members.indexOf(lost)] = fresh;
@@ -467,7 +474,9 @@ export async function startPatroniCluster({
     // Started together: one wins etcd's initialize key and runs initdb, the others wait for its
     // leader key and clone it with pg_basebackup.
     for (let i = 0; i < count; i++) {
-      members.push(await startMember({ scope, name: `pg${i}`, etcdUrl, timings, parameters }));
+      members.push(
+        await startMember({ scope, name: `pg${i}`, etcdUrl, timings, parameters, watchLog }),
+      );
     }
     const primary = await cluster.waitForPrimary({ withSyncStandby: count > 1, timeoutMs });
     const admin = new pg.Client({ connectionString: primary.url() });

@@ -3,7 +3,11 @@
 // (test/topology/history-load.ts, test/support/history/).
 import pg from 'pg';
 import { checkLinearizable, type Verdict } from '../support/history/linearizability.js';
-import { userModel, type UserOperation } from '../support/history/user-model.js';
+import {
+  unobservedWriteChains,
+  userModel,
+  type UserOperation,
+} from '../support/history/user-model.js';
 import type { Create } from './keyed-load.js';
 
 export interface CreatesVerdict {
@@ -45,10 +49,13 @@ export function checkHistories(
   users: { id: number; name: string }[],
   histories: Map<number, UserOperation[]>,
 ): HistoryVerdict[] {
-  return users.map(({ id, name }) => ({
-    user: id,
-    ...checkLinearizable(userModel(name), histories.get(id) ?? []),
-  }));
+  return users.map(({ id, name }) => {
+    const history = histories.get(id) ?? [];
+    return {
+      user: id,
+      ...checkLinearizable(userModel(name), history, unobservedWriteChains(history)),
+    };
+  });
 }
 
 /** A failing history, for the test's output: the operations of the user, in call order. */

@@ -86,11 +86,12 @@ export function startHistoryLoad({
 
   const worker = async (w: number) => {
     const seen = new Map<number, number>(users.map(({ id }) => [id, 1]));
+    let backoff = 0;
     for (let i = 0; running(); i++) {
       const index = Math.floor(Math.random() * users.length);
       const { id } = users[index];
       const dice = Math.random();
-      const name = `${prefix}-w${w}-${i}`;
+      const name = `${prefix}-patch-w${w}-${i}`;
       let input: UserInput;
       if (dice < 0.45) input = { f: 'read' };
       else if (dice < 0.7) input = { f: 'cas', version: seen.get(id)!, name };
@@ -99,8 +100,11 @@ export function startHistoryLoad({
       if (input.f !== 'read') written++;
       const output = await call(`w${w}`, id, input);
       if (output?.status === 200) seen.set(id, output.version);
-      // A worker that met an outage does not spin on instant 503s.
-      if (!output) await nextTick(50);
+      // As a client's retry policy does: after an unknown outcome, back off (50 ms doubling to
+      // 1 s) rather than spin on instant 503s. It also keeps the writes of unknown outcome, each
+      // of which the checker must try both ways, to a few per user.
+      backoff = output ? 0 : Math.min(1000, backoff * 2 || 50);
+      if (backoff) await nextTick(backoff);
     }
   };
   const done = Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));

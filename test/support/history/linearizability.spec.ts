@@ -1,5 +1,11 @@
 import { checkLinearizable } from './linearizability.js';
-import { userModel, type UserInput, type UserOperation, type UserOutput } from './user-model.js';
+import {
+  unobservedWriteChains,
+  userModel,
+  type UserInput,
+  type UserOperation,
+  type UserOutput,
+} from './user-model.js';
 
 /** Every history below is about a user created as Ada at version 1. */
 const model = userModel('Ada');
@@ -57,6 +63,22 @@ describe(checkLinearizable.name, () => {
       // It took effect after its call, even long after (a commit that waited for the standby).
       expect(linearizable([lost, read(user('Ada', 1), 5, 6), read(user('Bob', 2), 50, 51)])).toBe(
         true,
+      );
+    });
+
+    it('many writes of unknown outcome, trying interchangeable ones in one order only', () => {
+      // 40 PATCHes nobody saw the outcome of, then one that did: 20 of the 40 took effect.
+      const unknown = Array.from({ length: 40 }, (_, i) =>
+        op(`c${i}`, { f: 'write', name: `u${i}` }, undefined, i),
+      );
+      const history = [...unknown, op('w', { f: 'write', name: 'Zed' }, user('Zed', 22), 100, 101)];
+      const verdict = checkLinearizable(model, history, unobservedWriteChains(history));
+      expect(verdict.linearizable).toBe(true);
+      expect(verdict.steps).toBeLessThan(10_000);
+      // More versions than writes called: no order explains it.
+      history[40] = op('w', { f: 'write', name: 'Zed' }, user('Zed', 50), 100, 101);
+      expect(checkLinearizable(model, history, unobservedWriteChains(history)).linearizable).toBe(
+        false,
       );
     });
 

@@ -63,10 +63,15 @@ export const MAX_STEPS = 5_000_000;
 /**
  * Whether `history` is linearizable with respect to `model`. Throws when the search needs more
  * than MAX_STEPS steps (split the history, e.g. one per key, which this checker expects).
+ *
+ * `after` (optional) maps an operation to one that must take effect before it may: a symmetry
+ * the model knows. Indeterminate operations whose effects are interchangeable (writes whose
+ * values nobody observed) are then tried in one order only, instead of every subset of them.
  */
 export function checkLinearizable<S, I, O>(
   model: Model<S, I, O>,
   history: readonly Operation<I, O>[],
+  after: ReadonlyMap<number, number> = new Map(),
 ): Verdict {
   const indeterminate = history.filter((op) => op.output === undefined).length;
   const head = entries(history);
@@ -89,7 +94,11 @@ export function checkLinearizable<S, I, O>(
     }
     if (entry.isCall) {
       const op = history[entry.op];
-      const next = model.step(state, op.input, op.output);
+      const first = after.get(entry.op);
+      const next =
+        first === undefined || linearized[first]
+          ? model.step(state, op.input, op.output)
+          : undefined;
       if (next !== undefined) {
         linearized[entry.op] = 1;
         const key = `${model.key(next)}|${Buffer.from(linearized).toString('base64')}`;

@@ -27,10 +27,40 @@ export function userModel(name: string, version = 1): Model<UserState, UserInput
     key: (state) => (state === 'deleted' ? 'deleted' : `${state.version}:${state.name}`),
     step(state, input, output) {
       const [next, expected] = apply(state, input);
-      if (output === undefined) return next;
+      // An operation of unknown outcome that would change nothing here (a 412, a 404) is the
+      // same as one that never took effect: only the latter is tried.
+      if (output === undefined) return next !== state ? next : undefined;
       return sameOutput(output, expected) ? next : undefined;
     },
   };
+}
+
+/**
+ * The symmetry of a user's history (checkLinearizable's `after`): writes of unknown outcome
+ * whose names no answer ever showed are interchangeable (each, if it took effect, only added 1 to
+ * the version before being overwritten), so whichever of them took effect may as well be the
+ * earliest called. Such PATCHes without If-Match form one chain, those with If-Match one chain
+ * per version they name; each operation waits for the one called before it in its chain.
+ */
+export function unobservedWriteChains(history: readonly UserOperation[]): Map<number, number> {
+  const observed = new Set(
+    history.flatMap((op) => (op.output?.status === 200 ? [op.output.name] : [])),
+  );
+  const chains = new Map<string, number[]>();
+  history.forEach((op, index) => {
+    if (op.output !== undefined || op.input.f === 'read' || op.input.f === 'delete') return;
+    if (observed.has(op.input.name)) return;
+    const chain = op.input.f === 'write' ? 'write' : `cas:${op.input.version}`;
+    chains.set(chain, [...(chains.get(chain) ?? []), index]);
+  });
+  const after = new Map<number, number>();
+  for (const chain of chains.values()) {
+    chain.sort((a, b) => history[a].callAt - history[b].callAt);
+    chain.forEach((index, position) => {
+      if (position > 0) after.set(index, chain[position - 1]);
+    });
+  }
+  return after;
 }
 
 function apply(state: UserState, input: UserInput): [UserState, UserOutput] {
