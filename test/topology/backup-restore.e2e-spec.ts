@@ -52,16 +52,16 @@ interface KeyedCreate {
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-if (MISSING.length) {
-  describe('backup and point-in-time restore with pgBackRest', () => {
+describe('backup and point-in-time restore with pgBackRest (e2e)', () => {
+  if (MISSING.length) {
+    // Where the tools are missing the drill cannot run: one test says so in the output.
     it(`is skipped: ${MISSING.join(', ')} not installed`, () => {
       console.log(`backup drill skipped: ${MISSING.join(', ')} not installed (apt-get install)`);
-      expect(MISSING.length).toBeGreaterThan(0);
+      expect(MISSING).not.toEqual([]);
     });
-  });
-}
+    return;
+  }
 
-(MISSING.length ? describe.skip : describe)('backup and point-in-time restore (e2e)', () => {
   let repository: Repository | undefined;
   let primary: Primary | undefined;
   let service: ServiceProcess | undefined;
@@ -184,8 +184,8 @@ if (MISSING.length) {
       `backup drill: full backup of ${mb(backup.sizeBytes)} (${mb(backup.repositoryBytes)} ` +
         `in the repository) in ${backup.ms} ms; a closed WAL segment archived ${archiveMs} ms ` +
         `after pg_switch_wal(); restore to ${target}: pgbackrest restore ${restored.restoreMs} ms ` +
-        `+ WAL replay until promoted ${restored.recoveryMs} ms + service ready ${bootMs} ms = ` +
-        `${Date.now() - started} ms`,
+        `+ PostgreSQL start, WAL replay and promotion ${restored.recoveryMs} ms + service ready ` +
+        `${bootMs} ms = ${Date.now() - started} ms`,
     );
   }, 180_000);
 
