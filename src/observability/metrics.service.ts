@@ -8,7 +8,10 @@ import { PrimaryStatus } from '../database/primary-status.js';
 import { driverPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Histogram buckets (seconds) of request durations: the SLOs' latency thresholds are among them. */
+export const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 /** Prometheus metrics of this process, served on METRICS_PORT (MetricsServer). */
 @Injectable()

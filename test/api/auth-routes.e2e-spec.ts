@@ -214,7 +214,7 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
       async () => (await t!.http().get('/health/ready')).status === 200,
     );
     await getUsers(await mint(key, { scope: 'users:read' })).expect(200);
-    const fetched = (await request(t!.metricsUrl).get('').expect(200)).text;
+    const fetched = (await request(t.metricsUrl).get('').expect(200)).text;
     const at = /^auth_jwks_last_refresh_success_timestamp_seconds (\S+)$/m.exec(fetched)?.[1];
     expect(Math.abs(Number(at) - Date.now() / 1000)).toBeLessThan(60);
   });
