@@ -1,0 +1,121 @@
+// The Grafana dashboard of the service (monitoring/grafana-dashboard.json, written by
+// `npm run monitoring:dashboard`) from the rows of grafana-dashboard-panels.mjs. Every panel and
+// query uses the data source picked in the `datasource` variable (no UID is written in); panel
+// positions are computed from the rows, not kept by hand.
+import path from 'node:path';
+import { formatAs } from './format.mjs';
+import { ROWS } from './grafana-dashboard-panels.mjs';
+
+/** @import { PanelSpec } from './grafana-dashboard-panels.mjs' */
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const DASHBOARD_FILE = path.join(ROOT, 'monitoring', 'grafana-dashboard.json');
+
+/** Every panel and query: the Prometheus data source the `datasource` variable names. */
+export const DATASOURCE = { type: 'prometheus', uid: '${datasource}' };
+
+/**
+ * A Grafana panel at (x, y).
+ * @param {PanelSpec} spec
+ * @param {number} id
+ * @param {{ x: number; y: number; w: number; h: number }} gridPos
+ */
+function panel(spec, id, gridPos) {
+  const thresholds = spec.thresholds ?? [{ color: 'green', value: null }];
+  return {
+    id,
+    type: spec.type ?? 'timeseries',
+    title: spec.title,
+    description: spec.description,
+    datasource: DATASOURCE,
+    gridPos,
+    fieldConfig: {
+      defaults: {
+        ...(spec.unit && { unit: spec.unit }),
+        thresholds: { mode: 'absolute', steps: thresholds },
+      },
+      overrides: [],
+    },
+    options:
+      spec.type === 'stat'
+        ? {
+            reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+            colorMode: 'value',
+            graphMode: 'none',
+          }
+        : {
+            legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+            tooltip: { mode: 'multi', sort: 'desc' },
+          },
+    targets: spec.queries.map(({ expr, legend }, i) => ({
+      datasource: DATASOURCE,
+      expr,
+      legendFormat: legend,
+      refId: String.fromCharCode(65 + i),
+    })),
+  };
+}
+
+/** The dashboard as Grafana imports it. */
+export function dashboard() {
+  /** @type {object[]} */
+  const panels = [];
+  let y = 0;
+  for (const [title, specs] of ROWS) {
+    panels.push({
+      id: panels.length + 1,
+      type: 'row',
+      title,
+      collapsed: false,
+      gridPos: { x: 0, y, w: 24, h: 1 },
+      panels: [],
+    });
+    y += 1;
+    let x = 0;
+    for (const spec of specs) {
+      const w = spec.width ?? 12;
+      if (x + w > 24) {
+        x = 0;
+        y += 8;
+      }
+      panels.push(panel(spec, panels.length + 1, { x, y, w, h: 8 }));
+      x += w;
+    }
+    y += 8;
+  }
+  return {
+    title: 'Users service',
+    description:
+      'SLOs, traffic, latency, database and process of the users service (docs/monitoring.md).',
+    tags: ['users-service'],
+    editable: true,
+    graphTooltip: 1,
+    refresh: '30s',
+    schemaVersion: 39,
+    time: { from: 'now-6h', to: 'now' },
+    timezone: 'browser',
+    templating: {
+      list: [
+        { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus' },
+        {
+          name: 'namespace',
+          label: 'Namespace',
+          type: 'query',
+          datasource: DATASOURCE,
+          query: { query: 'label_values(up{job="users-service"}, namespace)', refId: 'namespace' },
+          refresh: 2,
+          includeAll: true,
+          multi: true,
+          allValue: '.*',
+          current: { text: 'All', value: '$__all' },
+        },
+      ],
+    },
+    panels,
+  };
+}
+
+/** The dashboard file as committed: JSON formatted as the repository formats it. */
+export function renderDashboard() {
+  return formatAs(DASHBOARD_FILE, JSON.stringify(dashboard()));
+}
