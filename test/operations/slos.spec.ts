@@ -68,6 +68,21 @@ describe('SLOs (monitoring/slos.yaml)', () => {
     }
   });
 
+  it('refuses what Sloth refuses, naming the problem', () => {
+    const broken = (change: (copy: SlothSpec) => void) => {
+      const copy = structuredClone(spec);
+      change(copy);
+      return () => validateSpec(copy);
+    };
+    expect(broken((c) => (c.version = 'prometheus/v2'))).toThrow('version must be prometheus/v1');
+    expect(broken((c) => (c.slos[1].name = c.slos[0].name))).toThrow('named twice');
+    expect(broken((c) => (c.slos[0].objective = 100))).toThrow('objective must be between');
+    expect(broken((c) => (c.slos[0].sli.events.total_query = 'sum(rate(x[5m]))'))).toThrow(
+      'has no {{.window}}',
+    );
+    expect(broken((c) => (c.slos[0].alerting.name = ''))).toThrow('alerting.name is required');
+  });
+
   it('selects the job the ServiceMonitor scrapes (the Service named users-service)', () => {
     expect(prod.service.metadata?.name).toBe('users-service');
     for (const { name } of spec.slos) {
