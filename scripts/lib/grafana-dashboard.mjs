@@ -1,18 +1,29 @@
 // The Grafana dashboard of the service (monitoring/grafana-dashboard.json, written by
-// `npm run monitoring:dashboard`) from the rows of grafana-dashboard-panels.mjs. Every panel and
+// `npm run monitoring:dashboard`) from its content in monitoring/dashboard.yaml. Every panel and
 // query uses the data source picked in the `datasource` variable (no UID is written in); panel
 // positions are computed from the rows, not kept by hand.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { formatAs } from './format.mjs';
-import { ROWS } from './grafana-dashboard-panels.mjs';
-
-/** @import { PanelSpec } from './grafana-dashboard-panels.mjs' */
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const DASHBOARD_SOURCE = path.join(ROOT, 'monitoring', 'dashboard.yaml');
 export const DASHBOARD_FILE = path.join(ROOT, 'monitoring', 'grafana-dashboard.json');
 
 /** Every panel and query: the Prometheus data source the `datasource` variable names. */
 export const DATASOURCE = { type: 'prometheus', uid: '${datasource}' };
+
+/**
+ * @typedef {object} PanelSpec
+ * @property {string} title
+ * @property {string} description
+ * @property {'timeseries' | 'stat'} [type]
+ * @property {string} [unit]
+ * @property {number} [width] of 24 columns
+ * @property {{ expr: string; legend: string }[]} queries
+ * @property {{ color: string; value: number | null }[]} [thresholds]
+ */
 
 /**
  * A Grafana panel at (x, y).
@@ -58,21 +69,25 @@ function panel(spec, id, gridPos) {
 
 /** The dashboard as Grafana imports it. */
 export function dashboard() {
+  const { rows } = /** @type {{ rows: { title: string; panels: PanelSpec[] }[] }} */ (
+    parse(readFileSync(DASHBOARD_SOURCE, 'utf8'))
+  );
   /** @type {object[]} */
   const panels = [];
   let y = 0;
-  for (const [title, specs] of ROWS) {
+  for (const row of rows) {
+    const gridPos = { x: 0, y, w: 24, h: 1 };
     panels.push({
       id: panels.length + 1,
       type: 'row',
-      title,
+      title: row.title,
       collapsed: false,
-      gridPos: { x: 0, y, w: 24, h: 1 },
+      gridPos,
       panels: [],
     });
     y += 1;
     let x = 0;
-    for (const spec of specs) {
+    for (const spec of row.panels) {
       const w = spec.width ?? 12;
       if (x + w > 24) {
         x = 0;

@@ -1,6 +1,8 @@
 // `npm run monitoring:dashboard`: writes monitoring/grafana-dashboard.json from
-// scripts/lib/grafana-dashboard.mjs. Commit the result; test/operations/exported-metrics.e2e-spec.ts
-// fails while it is out of date, or while a panel queries a metric the service does not export.
+// monitoring/dashboard.yaml (scripts/lib/grafana-dashboard.mjs). Commit the result;
+// test/operations/dashboard.spec.ts fails while it is out of date, and
+// test/operations/exported-metrics.e2e-spec.ts while a panel queries a metric the service does
+// not export.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DASHBOARD_FILE, renderDashboard } from '../lib/grafana-dashboard.mjs';

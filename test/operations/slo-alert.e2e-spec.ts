@@ -20,12 +20,12 @@ import {
 } from '../../scripts/lib/prometheus-server.mjs';
 import { ALERT_FOR, durationMs } from '../../scripts/lib/slo-rules.mjs';
 import {
-  buildService,
-  startService,
   waitFor,
   waitUntilReady,
   type ServiceProcess,
-} from '../support/service-process.js';
+} from '../../scripts/lib/service-process.mjs';
+import { buildService, startService } from '../support/service-process.js';
+import { describeWhenInstalled } from '../support/when-installed.js';
 
 const PROMETHEUS = prometheusPath();
 const TIME_SCALE = 60;
@@ -78,123 +78,122 @@ async function pageAlert(url: string, name = ALERT): Promise<ActiveAlert | undef
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-if (!PROMETHEUS) {
-  describe('SLO alerts on a real Prometheus', () => {
-    it('is skipped: prometheus not installed', () => {
-      console.log('SLO alert test skipped: prometheus not installed (apt-get install prometheus)');
-      expect(PROMETHEUS).toBeUndefined();
-    });
-  });
-}
+describeWhenInstalled(
+  'SLO alerts on a real Prometheus (e2e)',
+  PROMETHEUS ? [] : ['prometheus'],
+  'apt-get install prometheus',
+  () => {
+    let pg: ThrowawayPostgres;
+    let service: ServiceProcess;
+    let prometheus: PrometheusServer;
+    let reads: ReturnType<typeof startReads> | undefined;
+    /** What the suite started, each one's stop: run newest first. */
+    const stops: (() => Promise<unknown>)[] = [];
 
-(PROMETHEUS ? describe : describe.skip)('SLO alerts on a real Prometheus (e2e)', () => {
-  let pg: ThrowawayPostgres;
-  let service: ServiceProcess;
-  let prometheus: PrometheusServer;
-  let reads: ReturnType<typeof startReads> | undefined;
+    beforeAll(async () => {
+      buildService();
+      // Persistent: stopping it keeps the data for the restart; stop() removes it at the end.
+      pg = await startThrowawayPostgres({
+        prefix: 'users-slo-pg-',
+        database: 'users_slo',
+        persistent: true,
+      });
+      stops.push(() => pg.stop());
+      service = await startService({
+        DATABASE_URL: pg.url!,
+        MIGRATE_ON_BOOT: 'true',
+        DB_CONNECT_TIMEOUT_MS: '500',
+        SHUTDOWN_DRAIN_MS: '0',
+        LOG_LEVEL: 'error',
+      });
+      stops.push(() => service.stop());
+      await waitUntilReady(service, { timeoutMs: 30_000 });
+      prometheus = await startPrometheus({
+        job: 'users-service',
+        targets: [`127.0.0.1:${service.metricsPort}`],
+        rules: await renderRuleFile({ timeScale: TIME_SCALE }),
+      });
+      stops.push(() => prometheus.stop());
+    }, 120_000);
 
-  beforeAll(async () => {
-    buildService();
-    // Persistent: stopping it keeps the data for the restart; stop() removes it at the end.
-    pg = await startThrowawayPostgres({
-      prefix: 'users-slo-pg-',
-      database: 'users_slo',
-      persistent: true,
-    });
-    service = await startService({
-      DATABASE_URL: pg.url!,
-      MIGRATE_ON_BOOT: 'true',
-      DB_CONNECT_TIMEOUT_MS: '500',
-      SHUTDOWN_DRAIN_MS: '0',
-      LOG_LEVEL: 'error',
-    });
-    await waitUntilReady(service, { timeoutMs: 30_000 });
-    prometheus = await startPrometheus({
-      job: 'users-service',
-      targets: [`127.0.0.1:${service.metricsPort}`],
-      rules: await renderRuleFile({ timeScale: TIME_SCALE }),
-    });
-  }, 120_000);
+    afterAll(async () => {
+      await reads?.stop();
+      for (const stop of stops.reverse()) await stop();
+    }, 60_000);
 
-  afterAll(async () => {
-    await reads?.stop();
-    await prometheus?.stop();
-    await service?.stop();
-    await pg?.stop();
-  }, 60_000);
+    it('pages while PostgreSQL is down (pending, then firing) and resolves once it is back', async () => {
+      const created = await requestJson(service.url, 'POST', '/users', { name: 'Ada' });
+      expect(created.status).toBe(201);
+      reads = startReads(service.url, (created.body as { id: number }).id);
 
-  it('pages while PostgreSQL is down (pending, then firing) and resolves once it is back', async () => {
-    const created = await requestJson(service.url, 'POST', '/users', { name: 'Ada' });
-    expect(created.status).toBe(201);
-    reads = startReads(service.url, (created.body as { id: number }).id);
+      // Prometheus scrapes the service, and the SLI of the last 5 (scaled) minutes reads 0.
+      const sli = `slo:sli_error:ratio_rate5m{sloth_slo="rest-reads-availability"}`;
+      await waitFor(
+        'the reads SLI at 0 in Prometheus',
+        async () => (await instantQuery(prometheus.url, sli)).some(({ value }) => value === 0),
+        30_000,
+      );
+      expect(await pageAlert(prometheus.url)).toBeUndefined();
 
-    // Prometheus scrapes the service, and the SLI of the last 5 (scaled) minutes reads 0.
-    const sli = `slo:sli_error:ratio_rate5m{sloth_slo="rest-reads-availability"}`;
-    await waitFor(
-      'the reads SLI at 0 in Prometheus',
-      async () => (await instantQuery(prometheus.url, sli)).some(({ value }) => value === 0),
-      30_000,
-    );
-    expect(await pageAlert(prometheus.url)).toBeUndefined();
+      await pg.server.stop();
+      const stopped = Date.now();
+      let seen: ActiveAlert | undefined;
+      await waitFor(
+        `${ALERT} pending`,
+        async () => (seen = await pageAlert(prometheus.url)) !== undefined,
+        PENDING_BOUND_MS,
+      );
+      const pendingMs = Date.now() - stopped;
+      // Seen before its `for` ran out: pending, never straight to firing.
+      expect(seen?.state).toBe('pending');
+      await waitFor(
+        `${ALERT} firing`,
+        async () => (seen = await pageAlert(prometheus.url))?.state === 'firing',
+        FIRING_BOUND_MS,
+      );
+      const firedAt = Date.now();
+      const firingMs = firedAt - stopped;
+      // It fired no sooner than its scaled `for` after it went pending (activeAt).
+      expect(firedAt - Date.parse(seen!.activeAt)).toBeGreaterThanOrEqual(PAGE_FOR_MS);
+      expect(seen?.labels).toEqual(
+        expect.objectContaining({
+          severity: 'critical',
+          sloth_severity: 'page',
+          sloth_slo: 'rest-reads-availability',
+        }),
+      );
+      expect(seen?.annotations.runbook_url).toMatch(new RegExp(`docs/runbooks/${ALERT}\\.md$`));
+      // The alert on the cause fires beside it.
+      await waitFor(
+        `${CAUSE} firing`,
+        async () => (await pageAlert(prometheus.url, CAUSE))?.state === 'firing',
+        FIRING_BOUND_MS,
+      );
+      const causeMs = Date.now() - stopped;
 
-    await pg.server.stop();
-    const stopped = Date.now();
-    let seen: ActiveAlert | undefined;
-    await waitFor(
-      `${ALERT} pending`,
-      async () => (seen = await pageAlert(prometheus.url)) !== undefined,
-      PENDING_BOUND_MS,
-    );
-    const pendingMs = Date.now() - stopped;
-    // Seen before its `for` ran out: pending, never straight to firing.
-    expect(seen?.state).toBe('pending');
-    await waitFor(
-      `${ALERT} firing`,
-      async () => (seen = await pageAlert(prometheus.url))?.state === 'firing',
-      FIRING_BOUND_MS,
-    );
-    const firedAt = Date.now();
-    const firingMs = firedAt - stopped;
-    // It fired no sooner than its scaled `for` after it went pending (activeAt).
-    expect(firedAt - Date.parse(seen!.activeAt)).toBeGreaterThanOrEqual(PAGE_FOR_MS);
-    expect(seen?.labels).toEqual(
-      expect.objectContaining({
-        severity: 'critical',
-        sloth_severity: 'page',
-        sloth_slo: 'rest-reads-availability',
-      }),
-    );
-    expect(seen?.annotations.runbook_url).toMatch(new RegExp(`docs/runbooks/${ALERT}\\.md$`));
-    // The alert on the cause fires beside it.
-    await waitFor(
-      `${CAUSE} firing`,
-      async () => (await pageAlert(prometheus.url, CAUSE))?.state === 'firing',
-      FIRING_BOUND_MS,
-    );
-    const causeMs = Date.now() - stopped;
+      await pg.server.start();
+      const restarted = Date.now();
+      await waitUntilReady(service, { timeoutMs: 30_000 });
+      await waitFor(
+        `${ALERT} resolved`,
+        async () => (await pageAlert(prometheus.url)) === undefined,
+        RESOLVE_BOUND_MS,
+      );
+      const resolvedMs = Date.now() - restarted;
+      await reads.stop();
 
-    await pg.server.start();
-    const restarted = Date.now();
-    await waitUntilReady(service, { timeoutMs: 30_000 });
-    await waitFor(
-      `${ALERT} resolved`,
-      async () => (await pageAlert(prometheus.url)) === undefined,
-      RESOLVE_BOUND_MS,
-    );
-    const resolvedMs = Date.now() - restarted;
-    await reads.stop();
-
-    console.log(
-      [
-        `Prometheus (${PROMETHEUS}), time scale ${TIME_SCALE} (page for: ${ALERT_FOR.page} -> ${seconds(PAGE_FOR_MS)}), scrape and evaluation every 1 s:`,
-        `  PostgreSQL stopped -> ${ALERT} pending after ${seconds(pendingMs)}, firing after ${seconds(firingMs)}`,
-        `  ${CAUSE} firing after ${seconds(causeMs)}`,
-        `  PostgreSQL started -> ${ALERT} resolved after ${seconds(resolvedMs)}`,
-        `  reads answered: ${JSON.stringify(Object.fromEntries(reads.statuses))}`,
-      ].join('\n'),
-    );
-    // The client saw the outage as 503s, and successes on both sides of it.
-    expect(reads.statuses.get(503)).toBeGreaterThan(0);
-    expect(reads.statuses.get(200)).toBeGreaterThan(0);
-  }, 300_000);
-});
+      console.log(
+        [
+          `Prometheus (${PROMETHEUS}), time scale ${TIME_SCALE} (page for: ${ALERT_FOR.page} -> ${seconds(PAGE_FOR_MS)}), scrape and evaluation every 1 s:`,
+          `  PostgreSQL stopped -> ${ALERT} pending after ${seconds(pendingMs)}, firing after ${seconds(firingMs)}`,
+          `  ${CAUSE} firing after ${seconds(causeMs)}`,
+          `  PostgreSQL started -> ${ALERT} resolved after ${seconds(resolvedMs)}`,
+          `  reads answered: ${JSON.stringify(Object.fromEntries(reads.statuses))}`,
+        ].join('\n'),
+      );
+      // The client saw the outage as 503s, and successes on both sides of it.
+      expect(reads.statuses.get(503)).toBeGreaterThan(0);
+      expect(reads.statuses.get(200)).toBeGreaterThan(0);
+    }, 300_000);
+  },
+);
