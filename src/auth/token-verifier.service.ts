@@ -5,7 +5,7 @@ import { AppConfig, type AuthSettings } from '../config/app-config.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
 import { AuthenticationError, type RejectionReason } from './auth-errors.js';
 import { bearerToken } from './bearer.js';
-import { JwksCache, JwksFetchError } from './jwks-cache.js';
+import { JwksCache, JwksFetchError, type JwksRefreshes } from './jwks-cache.js';
 import { grantedScopes, type AuthRequirement, type Scope } from './scopes.js';
 import { VerifiedTokens, type VerifiedToken } from './verified-tokens.js';
 
@@ -89,6 +89,11 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
   /** Whether the service can verify tokens: always when off, else once keys are in hand. */
   get ready(): boolean {
     return !this.enabled || this.jwks!.ready;
+  }
+
+  /** How refreshing the key set has gone: no failure and no success while authentication is off. */
+  get keyRefreshes(): JwksRefreshes {
+    return this.jwks?.refreshes ?? { failures: 0 };
   }
 
   onModuleInit(): void {

@@ -11,6 +11,7 @@ import { DataSource } from 'typeorm';
 import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { isConnectionLost } from '../database/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
+import { PrimaryStatus } from '../database/primary-status.js';
 import { driverGate } from '../database/queryable.js';
 import { driverPool } from '../internals/typeorm-driver.js';
 
@@ -56,6 +57,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly primary: PrimaryStatus,
     // With authentication on, an instance that cannot verify tokens yet is not ready either.
     @Optional() private readonly tokens?: TokenVerifierService,
   ) {}
@@ -169,6 +171,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
     }
     this.lastDatabaseUp = up;
+    this.primary.up = up;
     if (!this.shuttingDown) {
       this.setGrpcStatus(up && (this.tokens?.ready ?? true) ? 'SERVING' : 'NOT_SERVING');
     }

@@ -1,13 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { driverPool } from '../internals/typeorm-driver.js';
+import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { databaseCounters } from '../database/database-counters.js';
+import { PrimaryStatus } from '../database/primary-status.js';
+import { driverPool } from '../internals/typeorm-driver.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Histogram buckets (seconds) of request durations: the SLOs' latency thresholds are among them. */
+export const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 /** Prometheus metrics of this process, served on METRICS_PORT (MetricsServer). */
 @Injectable()
@@ -40,6 +45,8 @@ export class MetricsService {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly replicas: ReadReplicas,
+    private readonly primary: PrimaryStatus,
+    @Optional() private readonly tokens?: TokenVerifierService,
   ) {
     collectDefaultMetrics({ register: this.registry });
     const poolGauge = (name: string, help: string, read: (pool: pg.Pool) => number) =>
@@ -129,6 +136,38 @@ export class MetricsService {
       for (const { name, up } of this.replicas.states()) {
         this.dbReplicaUp.set({ replica: name }, up ? 1 : 0);
       }
+    },
+  });
+
+  // The primary database (src/database/primary-status.ts, written by the readiness checks).
+  readonly dbPrimaryUp = new Gauge({
+    name: 'db_primary_up',
+    help: 'Whether the last readiness check found the primary database writable (1) or not (0)',
+    registers: [this.registry],
+    collect: () => {
+      this.dbPrimaryUp.set(this.primary.up ? 1 : 0);
+    },
+  });
+
+  // The token signing keys (src/auth/jwks-cache.ts): read from the cache's counts when scraped.
+  // With authentication off nothing is fetched: 0 failures, and 0 as "never succeeded".
+  readonly authJwksRefreshFailures = new Counter({
+    name: 'auth_jwks_refresh_failures_total',
+    help: 'Fetches of the token signing keys (JWKS) that failed; the keys in hand stay in use',
+    registers: [this.registry],
+    collect: () => {
+      this.authJwksRefreshFailures.reset();
+      this.authJwksRefreshFailures.inc(this.tokens?.keyRefreshes.failures ?? 0);
+    },
+  });
+
+  readonly authJwksLastRefreshSuccess = new Gauge({
+    name: 'auth_jwks_last_refresh_success_timestamp_seconds',
+    help: 'When the token signing keys (JWKS) were last fetched successfully (Unix time; 0: never)',
+    registers: [this.registry],
+    collect: () => {
+      const at = this.tokens?.keyRefreshes.lastSuccessAt;
+      this.authJwksLastRefreshSuccess.set(at === undefined ? 0 : at / 1000);
     },
   });
 }

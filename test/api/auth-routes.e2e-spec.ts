@@ -200,6 +200,10 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
     await eventually('a first fetch attempt', () => jwks.fetches > 0);
     const notReady = await t.http().get('/health/ready').expect(503);
     expect(notReady.body).toMatchObject({ ok: false, keys: 'not fetched' });
+    // The failed fetches are counted, and no fetch has succeeded yet (0: never).
+    const failing = (await request(t.metricsUrl).get('').expect(200)).text;
+    expect(failing).toMatch(/^auth_jwks_refresh_failures_total [1-9]\d*$/m);
+    expect(failing).toMatch(/^auth_jwks_last_refresh_success_timestamp_seconds 0$/m);
     // A token cannot be checked yet: the instance is unavailable, the caller did nothing wrong.
     await getUsers(await mint(key, { scope: 'users:read' })).expect(503, {
       error: 'service unavailable',
@@ -210,6 +214,9 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
       async () => (await t!.http().get('/health/ready')).status === 200,
     );
     await getUsers(await mint(key, { scope: 'users:read' })).expect(200);
+    const fetched = (await request(t.metricsUrl).get('').expect(200)).text;
+    const at = /^auth_jwks_last_refresh_success_timestamp_seconds (\S+)$/m.exec(fetched)?.[1];
+    expect(Math.abs(Number(at) - Date.now() / 1000)).toBeLessThan(60);
   });
 
   it('takes a rotated key set on refresh: new keys verify, removed keys stop verifying', async () => {

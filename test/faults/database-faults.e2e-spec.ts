@@ -15,8 +15,12 @@ describe('database unreachable (e2e)', () => {
   });
   afterAll(() => t.close());
 
+  const scrape = async () => (await fetch(t.metricsUrl)).text();
+  const primaryUp = (metrics: string) => /^db_primary_up 1$/m.test(metrics);
+
   it('answers 503 while the database is down and recovers without a restart', async () => {
     const created = await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    await waitFor('db_primary_up 1', async () => primaryUp(await scrape()), 5000);
     await proxy.cut();
 
     const unavailable = await t
@@ -39,6 +43,8 @@ describe('database unreachable (e2e)', () => {
     );
     const ready = await t.http().get('/health/ready').expect(503);
     expect(ready.body).toEqual({ ok: false, database: 'down', shuttingDown: false });
+    // What that readiness check found is what Prometheus scrapes (alert UsersServiceDatabaseDown).
+    expect(await scrape()).toMatch(/^db_primary_up 0$/m);
     // Liveness never waits on the database: restarting the pod would not help.
     expect((await t.http().get('/health').expect(200)).body).toEqual({ ok: true });
 
@@ -51,6 +57,7 @@ describe('database unreachable (e2e)', () => {
       5000,
     );
     expect((await t.http().get(`/users/${created.body.id}`).expect(200)).body.name).toBe('Ada');
+    expect(primaryUp(await scrape())).toBe(true);
     const users = await t.http().get('/users').expect(200);
     expect(users.body.map((user: { name: string }) => user.name)).toEqual(['Ada']);
   });

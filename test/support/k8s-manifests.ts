@@ -41,9 +41,12 @@ export const MODELS: Record<string, ModelClass> = {
 };
 /**
  * Custom resources kubernetes-models has no schema for: checked by their own tests
- * (test/deployment/k8s-networking.spec.ts).
+ * (test/deployment/k8s-networking.spec.ts, test/operations/prometheus-rules.spec.ts).
  */
-export const STRUCTURAL = ['monitoring.coreos.com/v1/ServiceMonitor'];
+export const STRUCTURAL = [
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
+];
 
 interface ServiceMonitorObject extends K8sObject {
   spec: {
