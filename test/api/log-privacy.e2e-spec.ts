@@ -184,7 +184,7 @@ describe('no personal data in logs (e2e)', () => {
     );
     const purgeFailed = () =>
       captured.lines().find((entry) => entry.context === 'Idempotency' && entry.level === 'warn');
-    await waitFor('a failed purge', async () => purgeFailed() !== undefined, 5000);
+    await waitFor('a failed purge', () => Promise.resolve(purgeFailed() !== undefined), 5000);
     expect(purgeFailed()).toMatchObject({
       msg: 'purge of expired keys failed',
       err: { code: 'P0001', message: '[redacted]' },

@@ -166,7 +166,11 @@ describe('every line the process writes is one JSON object (e2e)', () => {
     const retries = () =>
       expectEveryLineJson(service).filter((record) => record.context === 'TypeOrmModule');
     try {
-      await waitFor('three connection retries', async () => retries().length >= 3, 30_000);
+      await waitFor(
+        'three connection retries',
+        () => Promise.resolve(retries().length >= 3),
+        30_000,
+      );
       await proxy.restore();
       await waitUntilReady(service);
       expect((await fetch(`${service.url}/users/999999`)).status).toBe(404);

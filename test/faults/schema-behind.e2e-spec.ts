@@ -99,7 +99,11 @@ describe('readiness while migrations are pending (e2e)', () => {
       });
     try {
       const checks = () => statements.filter((sql) => sql.includes('transaction_read_only'));
-      await waitFor('three more health checks', async () => checks().length >= 3, 10_000);
+      await waitFor(
+        'three more health checks',
+        () => Promise.resolve(checks().length >= 3),
+        10_000,
+      );
       expect(statements.filter((sql) => sql.includes('"migrations"'))).toEqual([]);
     } finally {
       spy.mockRestore();
