@@ -22,48 +22,25 @@ async function forRuntimeRole(queryRunner: QueryRunner, statement: string): Prom
 
 const quoted = (queryRunner: QueryRunner, name: string) =>
   queryRunner.connection.driver.escape(name);
+const grant = (queryRunner: QueryRunner, what: string) =>
+  forRuntimeRole(queryRunner, `GRANT ${what} TO "${RUNTIME_ROLE}"`);
+const revoke = (queryRunner: QueryRunner, what: string) =>
+  forRuntimeRole(queryRunner, `REVOKE ${what} FROM "${RUNTIME_ROLE}"`);
 
 /**
  * Grants `privileges` (`SELECT, INSERT`) on `table` to the runtime role. Every migration that
  * creates a table, or makes the service use one in a new way, calls this in up() and
  * revokeFromRuntime in down() (docs/development.md).
  */
-export function grantToRuntime(
-  queryRunner: QueryRunner,
-  privileges: string,
-  table: string,
-): Promise<void> {
-  return forRuntimeRole(
-    queryRunner,
-    `GRANT ${privileges} ON TABLE ${quoted(queryRunner, table)} TO "${RUNTIME_ROLE}"`,
-  );
-}
+export const grantToRuntime = (queryRunner: QueryRunner, privileges: string, table: string) =>
+  grant(queryRunner, `${privileges} ON TABLE ${quoted(queryRunner, table)}`);
 
-export function revokeFromRuntime(
-  queryRunner: QueryRunner,
-  privileges: string,
-  table: string,
-): Promise<void> {
-  return forRuntimeRole(
-    queryRunner,
-    `REVOKE ${privileges} ON TABLE ${quoted(queryRunner, table)} FROM "${RUNTIME_ROLE}"`,
-  );
-}
+export const revokeFromRuntime = (queryRunner: QueryRunner, privileges: string, table: string) =>
+  revoke(queryRunner, `${privileges} ON TABLE ${quoted(queryRunner, table)}`);
 
 /** USAGE on `schema` (the one the migrations run in), without which no table in it is reachable. */
-export function grantSchemaUsageToRuntime(queryRunner: QueryRunner, schema: string): Promise<void> {
-  return forRuntimeRole(
-    queryRunner,
-    `GRANT USAGE ON SCHEMA ${quoted(queryRunner, schema)} TO "${RUNTIME_ROLE}"`,
-  );
-}
+export const grantSchemaUsageToRuntime = (queryRunner: QueryRunner, schema: string) =>
+  grant(queryRunner, `USAGE ON SCHEMA ${quoted(queryRunner, schema)}`);
 
-export function revokeSchemaUsageFromRuntime(
-  queryRunner: QueryRunner,
-  schema: string,
-): Promise<void> {
-  return forRuntimeRole(
-    queryRunner,
-    `REVOKE USAGE ON SCHEMA ${quoted(queryRunner, schema)} FROM "${RUNTIME_ROLE}"`,
-  );
-}
+export const revokeSchemaUsageFromRuntime = (queryRunner: QueryRunner, schema: string) =>
+  revoke(queryRunner, `USAGE ON SCHEMA ${quoted(queryRunner, schema)}`);

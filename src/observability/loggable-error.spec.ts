@@ -1,9 +1,7 @@
-import { Writable } from 'node:stream';
 import pg from 'pg';
-import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { loggableError, REDACTED } from './loggable-error.js';
-import { rootLoggerOptions } from './logging.js';
+import { capturingLogger } from '../../test/support/capturing-logger.js';
 
 const EMAIL = 'ada.private@example.com';
 const NAME = 'Ada Private';
@@ -153,20 +151,9 @@ describe(loggableError.name, () => {
 });
 
 describe('the root logger', () => {
-  function capture() {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = pino(rootLoggerOptions({ logLevel: 'info' }), stream);
-    return { logger, lines: () => lines.map((line) => JSON.parse(line)) };
-  }
-
   it('writes every err in its loggable form, also when the message comes from the error', () => {
-    const { logger, lines } = capture();
+    // The service's logger settings, writing to lines the test reads.
+    const { logger, lines } = capturingLogger();
     const redacted = queryFailed(
       databaseError(`refusing ${EMAIL}`, { code: 'P0001', routine: 'exec_stmt_raise' }),
     );
@@ -175,7 +162,7 @@ describe('the root logger', () => {
     logger.warn({ err: queryFailed(uniqueViolation()), requestId: 'r-1' }, 'PATCH failed');
     logger.child({ context: 'Jobs' }).error({ err: redacted }, 'purge failed');
     const written = lines();
-    expect(written.map((line) => [line.msg, line.err.code])).toEqual([
+    expect(written.map((line) => [line.msg, (line.err as { code?: string }).code])).toEqual([
       [REDACTED, 'P0001'],
       [REDACTED, 'P0001'],
       ['PATCH failed', '23505'],

@@ -9,7 +9,7 @@ import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { capturingLogger } from '../support/capturing-logger.js';
 import { INTERNAL_ERROR } from '../support/expected-errors.js';
 import { buildService, startService } from '../support/service-process.js';
-import { createTestApp, scratchDatabase, type TestApp } from '../support/test-app.js';
+import { createScratchTestApp, scratchDatabase, type TestApp } from '../support/test-app.js';
 
 /** The people the requests carry: none of these may be written to a log. */
 const PEOPLE = {
@@ -56,21 +56,20 @@ function expectNoPersonalData(text: string): void {
 
 describe('no personal data in logs (e2e)', () => {
   const captured = capturingLogger();
-  let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
   let t: TestApp;
   let client: UsersClient;
 
   const line = (requestId: string, level = 'error') =>
     captured.lines().find((entry) => entry.requestId === requestId && entry.level === level);
-  const create = (person: object, requestId: string) =>
-    t.http().post('/users').set('x-request-id', requestId).send(person);
+  /** A write carrying `body`, under the request id `requestId`. */
+  const send = (method: 'post' | 'put' | 'patch', path: string, body: object, requestId: string) =>
+    t.http()[method](path).set('x-request-id', requestId).send(body);
+  const create = (person: object, requestId: string) => send('post', '/users', person, requestId);
 
   beforeAll(async () => {
-    scratch = await scratchDatabase('users_log_privacy_test');
-    t = await createTestApp({
-      grpc: true,
+    t = await createScratchTestApp('users_log_privacy_test', {
       logger: captured.logger,
-      env: { DATABASE_URL: scratch.url, IDEMPOTENCY_PURGE_INTERVAL_MS: '200' },
+      env: { IDEMPOTENCY_PURGE_INTERVAL_MS: '200' },
     });
     await t.dataSource.query(FAULTS);
     client = usersClient(t.grpcAddress);
@@ -79,7 +78,6 @@ describe('no personal data in logs (e2e)', () => {
   afterAll(async () => {
     client?.close();
     await t?.close();
-    await scratch?.drop();
   });
 
   it('POST /users failing in a trigger: 500, logged with its code, constraint, route and id', async () => {
@@ -98,12 +96,10 @@ describe('no personal data in logs (e2e)', () => {
 
   it('PATCH and PUT /users/:id failing on a constraint or a cast: 500, logged with what failed', async () => {
     const { body: user } = await create({ name: 'Someone' }, 'privacy-seed').expect(201);
-    await t
-      .http()
-      .patch(`/users/${user.id}`)
-      .set('x-request-id', 'privacy-patch')
-      .send(PEOPLE.checked)
-      .expect(500, INTERNAL_ERROR);
+    await send('patch', `/users/${user.id}`, PEOPLE.checked, 'privacy-patch').expect(
+      500,
+      INTERNAL_ERROR,
+    );
     expect(line('privacy-patch')).toMatchObject({
       route: '/users/:id',
       msg: 'PATCH /users/:id failed',
@@ -116,12 +112,7 @@ describe('no personal data in logs (e2e)', () => {
       },
     });
     expect(line('privacy-patch')?.err).not.toHaveProperty('parameters');
-    await t
-      .http()
-      .put(`/users/${user.id}`)
-      .set('x-request-id', 'privacy-put')
-      .send(PEOPLE.cast)
-      .expect(500, INTERNAL_ERROR);
+    await send('put', `/users/${user.id}`, PEOPLE.cast, 'privacy-put').expect(500, INTERNAL_ERROR);
     expect(line('privacy-put')).toMatchObject({
       route: '/users/:id',
       err: { code: '22P02', message: '[redacted]' },
@@ -132,19 +123,10 @@ describe('no personal data in logs (e2e)', () => {
     const { body: user } = await create(PEOPLE.taken, 'privacy-taken').expect(201);
     // The answer names the email (the caller sent it); PostgreSQL's detail quotes it too.
     await create({ ...PEOPLE.second, email: PEOPLE.taken.email }, 'privacy-409').expect(409);
-    await t
-      .http()
-      .patch(`/users/${user.id}`)
-      .set('x-request-id', 'privacy-412')
+    await send('patch', `/users/${user.id}`, PEOPLE.stale, 'privacy-412')
       .set('If-Match', '"1.99"')
-      .send(PEOPLE.stale)
       .expect(412);
-    await t
-      .http()
-      .patch('/users/999999')
-      .set('x-request-id', 'privacy-404')
-      .send(PEOPLE.missing)
-      .expect(404);
+    await send('patch', '/users/999999', PEOPLE.missing, 'privacy-404').expect(404);
     await create(PEOPLE.invalid, 'privacy-400').expect(400);
     const expected = { 'privacy-409': 409, 'privacy-412': 412, 'privacy-404': 404 };
     for (const [requestId, statusCode] of Object.entries({ ...expected, 'privacy-400': 400 })) {

@@ -11,14 +11,13 @@ import { validateEnv } from '../../src/config/env.validation.js';
 import { dataSourceOptions } from '../../src/database/database-options.js';
 import { runMigrations } from '../../src/database/migrations.js';
 import { HEALTH_CHECK_INTERVAL_MS } from '../../src/health/health.service.js';
-import { createTestApp, scratchDatabase, type TestApp } from '../support/test-app.js';
+import { createScratchTestApp, createTestApp, type TestApp } from '../support/test-app.js';
 
 const DATABASE = 'users_schema_behind_test';
 
 describe('readiness while migrations are pending (e2e)', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
   let options: ReturnType<typeof dataSourceOptions>;
-  let t: TestApp;
+  let t: TestApp & { databaseUrl: string };
   let grpc: GrpcClients;
 
   /** Applies the given migrations (all of this build's by default) as the migration Job does. */
@@ -37,14 +36,14 @@ describe('readiness while migrations are pending (e2e)', () => {
   const ready = async (app: TestApp) => (await app.http().get('/health/ready')).status === 200;
 
   beforeAll(async () => {
-    scratch = await scratchDatabase(DATABASE);
-    const env = validateEnv({ DATABASE_URL: scratch.url, NODE_ENV: 'test' });
-    options = dataSourceOptions(AppConfig.fromEnv(env).database);
-    // One migration behind: every migration of this build but the newest.
-    await migrate((options.migrations as (new () => MigrationInterface)[]).slice(0, -1));
-    t = await createTestApp({
-      grpc: true,
-      env: { DATABASE_URL: scratch.url, MIGRATE_ON_BOOT: 'false' },
+    t = await createScratchTestApp(DATABASE, {
+      // One migration behind: every migration of this build but the newest.
+      prepare: async (url) => {
+        const env = validateEnv({ DATABASE_URL: url, NODE_ENV: 'test' });
+        options = dataSourceOptions(AppConfig.fromEnv(env).database);
+        await migrate((options.migrations as (new () => MigrationInterface)[]).slice(0, -1));
+      },
+      env: { MIGRATE_ON_BOOT: 'false' },
     });
     grpc = grpcClients(t.grpcAddress);
   });
@@ -52,7 +51,6 @@ describe('readiness while migrations are pending (e2e)', () => {
   afterAll(async () => {
     grpc?.close();
     await t?.close();
-    await scratch?.drop();
   });
 
   it('answers 503 and NOT_SERVING, saying why, until the newest migration is applied', async () => {
@@ -116,7 +114,7 @@ describe('readiness while migrations are pending (e2e)', () => {
       'FromANewerRelease1999999999999',
     ]);
     const older = await createTestApp({
-      env: { DATABASE_URL: scratch.url, MIGRATE_ON_BOOT: 'false' },
+      env: { DATABASE_URL: t.databaseUrl, MIGRATE_ON_BOOT: 'false' },
     });
     try {
       await waitFor('the older build ready', () => ready(older), HEALTH_CHECK_INTERVAL_MS * 3);
