@@ -168,7 +168,7 @@ describe('every line the process writes is one JSON object (e2e)', () => {
     try {
       await waitFor(
         'three connection retries',
-        () => Promise.resolve(retries().length >= 3),
+        () => Promise.resolve().then(() => retries().length >= 3),
         30_000,
       );
       await proxy.restore();
