@@ -8,7 +8,7 @@ import { configureApp } from './app.setup.js';
 import { grpcOptions } from './grpc/grpc-options.js';
 import { AppConfig, loadEnv } from './config/app-config.js';
 import { ConfigError } from './config/env.validation.js';
-import { createRootLogger } from './observability/logging.js';
+import { createRootLogger, logProcessFailures } from './observability/logging.js';
 import { nestLoggerParams, withRootLogger } from './observability/observability.module.js';
 
 /**
@@ -52,4 +52,5 @@ try {
   failed(createRootLogger({ logLevel: 'info', production: true }), error);
 }
 const logger = createRootLogger(config);
+logProcessFailures(logger);
 bootstrap(logger).catch((error: unknown) => failed(logger, error));

@@ -89,3 +89,21 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
   // (and what is still buffered is written when the process exits).
   return pino(options, pino.destination({ dest: 1, sync: false }));
 }
+
+/**
+ * An exception nothing caught, or a promise rejection nothing handled, would reach Node's own
+ * handler, which prints the error with all its properties (a driver error's parameters among
+ * them) outside the log schema. Logged here instead, in its loggable form, before the process exits
+ * 1 as Node would have. main.ts installs it as soon as the root logger exists.
+ */
+export function logProcessFailures(
+  logger: Logger,
+  target: Pick<NodeJS.EventEmitter, 'on'> & { exit(code: number): void } = process,
+): void {
+  const fail = (what: string) => (error: unknown) => {
+    logger.fatal({ context: 'Process', err: error }, what);
+    target.exit(1);
+  };
+  target.on('uncaughtException', fail('uncaught exception'));
+  target.on('unhandledRejection', fail('unhandled promise rejection'));
+}
