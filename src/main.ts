@@ -44,6 +44,8 @@ function failed(logger: RootLogger, error: unknown): never {
   process.exit(1);
 }
 
+// Validated here for the logger's settings, before anything else runs (AppConfigModule reads the
+// same environment again for the modules, with the same result).
 let config: AppConfig;
 try {
   config = AppConfig.fromEnv(loadEnv());
