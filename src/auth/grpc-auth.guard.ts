@@ -70,7 +70,7 @@ export class GrpcAuthGuard implements CanActivate {
     const pattern = getRpcInfo(context).pattern as { service?: string; rpc?: string } | undefined;
     const method = `users.${pattern?.service ?? 'unknown'}/${pattern?.rpc ?? 'unknown'}`;
     this.logger.info(
-      { grpc: { method, code: status[code] }, auth: { rejected: reason } },
+      { context: 'gRPC', grpc: { method, code: status[code] }, auth: { rejected: reason } },
       `gRPC ${method} ${status[code]}`,
     );
     return new RpcException({ code, message });

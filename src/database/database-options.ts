@@ -4,6 +4,7 @@ import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
+import { RuntimeRolePrivileges1718000000004 } from '../../migrations/1718000000004-RuntimeRolePrivileges.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
@@ -44,6 +45,7 @@ export function dataSourceOptions(
       AddUsersRoleIndex1718000000001,
       ListCountsAndKeysetIndexes1718000000002,
       VersionsAndIdempotencyKeys1718000000003,
+      RuntimeRolePrivileges1718000000004,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

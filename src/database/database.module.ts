@@ -21,6 +21,8 @@ import { TransactionScope } from './transaction-scope.js';
         autoLoadEntities: true,
         retryAttempts: config.database.retryAttempts,
         retryDelay: 1000,
+        // Each retry line says why the attempt failed (a connection error's message: no data).
+        verboseRetryLog: true,
       }),
     }),
   ],

@@ -59,13 +59,11 @@ export class GrpcExceptionsFilter implements RpcExceptionFilter<unknown> {
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const error = toGrpcError(exception);
+    // The error as the root logger reduces it: no SQL, parameters or row data.
     if (error.code === status.INTERNAL) {
-      this.logger.error(
-        'call failed',
-        exception instanceof Error ? exception.stack : String(exception),
-      );
+      this.logger.error({ err: exception, msg: 'call failed' });
     } else if (error.code === status.UNAVAILABLE) {
-      this.logger.warn(`database unavailable: ${String(exception)}`);
+      this.logger.warn({ err: exception, msg: 'database unavailable' });
     }
     return throwError(() => error);
   }

@@ -103,10 +103,15 @@ export class ObservedGrpcMethod {
 /** Hands each gRPC controller the observer of its methods (logger and metrics injected). */
 @Injectable()
 export class GrpcObservability {
+  private readonly logger: Logger;
+
   constructor(
-    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
     private readonly metrics: MetricsService,
-  ) {}
+  ) {
+    // A binding, serialized once rather than per call.
+    this.logger = rootLogger.child({ context: 'gRPC' });
+  }
 
   /** The observer of `service`'s method `method` (service as the proto names it: `users.Users`). */
   method(service: string, method: string): ObservedGrpcMethod {
