@@ -1,7 +1,8 @@
 /** A layer of Express 5's router stack, as read here. */
 export interface RouterLayer {
   route?: { path?: unknown; methods?: Record<string, boolean> };
-  match(path: string): boolean;
+  /** Truthy (the match) when the layer matches `path`. */
+  match(path: string): unknown;
 }
 
 /**

@@ -22,7 +22,7 @@ function declaredRoute(request: Request): string | undefined {
 /** Whether a layer matches a path; a path with invalid percent-encoding matches none. */
 function matches(layer: RouterLayer, path: string): boolean {
   try {
-    return layer.match(path);
+    return Boolean(layer.match(path));
   } catch {
     return false;
   }

@@ -104,7 +104,7 @@ describe('no personal data in logs (e2e)', () => {
       route: '/users/:id',
       msg: 'PATCH /users/:id failed',
       err: {
-        type: 'QueryFailedError',
+        type: 'DatabaseError',
         code: '23514',
         constraint: 'users_name_probe',
         table: 'users',

@@ -66,14 +66,24 @@ describe('commits waiting for the synchronous standby are never cut short (e2e)'
     await pair?.stop();
   });
 
+  const unknownOutcomes = async () =>
+    Number(
+      /^db_commit_outcome_unknown_total (\d+)$/m.exec(
+        await (await fetch(t.metricsUrl)).text(),
+      )?.[1],
+    );
+
   const createUser = async (name: string) =>
     (await t.http().post('/users').send({ name }).expect(201)).body.id as number;
 
   it('answers a PATCH past the statement timeout with 503 and shows the old version until the standby confirms', async () => {
     const id = await createUser('Ada');
+    const unknownBefore = await unknownOutcomes();
     await pair.requireStandby('absent_standby');
     const res = await t.http().patch(`/users/${id}`).send({ name: 'Ada L.' }).expect(503);
     expect(res.body).toEqual(SERVICE_UNAVAILABLE);
+    // Counted, for the alert on commits of unknown outcome.
+    expect((await unknownOutcomes()) - unknownBefore).toBe(1);
     expect(await stored(id)).toEqual({ name: 'Ada', version: 1 });
     await t
       .http()

@@ -40,6 +40,14 @@ describe('fault matrix: the pool exhausted by blocked queries (e2e, a cluster of
         status: 503,
         body: { ok: false, database: 'down', shuttingDown: false },
       });
+      // A keyed create with a bad body is refused for its body, pool or not: it takes no
+      // connection before its first statement, and none comes.
+      expect(
+        await httpCall(t.url, agent, 'POST', '/users', { role: 'x' }, { 'idempotency-key': 'k1' }),
+      ).toEqual({
+        status: 400,
+        body: expect.objectContaining({ error: expect.stringContaining('name') }),
+      });
       // Each answer arrives (the client gives up only after BOUND_MS, far above the timeouts).
       for (const result of await Promise.all(http503)) {
         expect(result).toEqual({ status: 503, body: SERVICE_UNAVAILABLE });
