@@ -8,7 +8,7 @@
 //   npm run bench -- --scale          list latency at concurrency 1 by table size and page depth
 //   npm run bench -- --auth           authentication on vs off, and a first-seen token's cost per algorithm
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
-//            --only health,user,list,posts,grpc,create   --targets service,baseline,express,nest-sample
+//            --only health,user,list,posts,grpc,patch,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per run)
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)

@@ -1,8 +1,15 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { jwtVerify, type JWTPayload } from 'jose';
 import type { Logger } from 'pino';
 import { AppConfig, type AuthSettings } from '../config/app-config.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
+import { MetricsService } from '../observability/metrics.service.js';
 import { AuthenticationError, type RejectionReason } from './auth-errors.js';
 import { bearerToken } from './bearer.js';
 import { JwksCache, JwksFetchError, type JwksRefreshes } from './jwks-cache.js';
@@ -73,7 +80,9 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
   constructor(
     config: AppConfig,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Optional() metrics?: MetricsService,
   ) {
+    metrics?.readKeyRefreshesFrom(() => this.keyRefreshes);
     this.settings = config.auth;
     this.enabled = config.auth.mode === 'jwt';
     if (this.enabled) {
@@ -141,12 +150,6 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
     const known = this.verified.get(key);
     if (known) return callerMeeting(known, requirement);
     return this.verifyNew(token, key).then((verified) => callerMeeting(verified, requirement));
-  }
-
-  /** Verifies a token (or finds it verified), or throws AuthenticationError. */
-  async verify(token: string): Promise<VerifiedToken> {
-    const key = VerifiedTokens.keyOf(token);
-    return this.verified.get(key) ?? this.verifyNew(token, key);
   }
 
   /** Checks a token not in the cache (its signature and claims), and caches it under `key`. */

@@ -19,12 +19,11 @@ export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
 }
 
 /**
- * Single statements on the primary outside any transaction, straight on the pool that TypeORM's
- * driver opened (the same connections, statement timeout and error codes): the hot paths (a user
- * or post by id, list pages and totals, a create without Idempotency-Key). A TypeORM query runner,
- * created, connected, released and its query events broadcast for every statement, cost more per
- * read than the statement itself (bench/README.md, "Profile-driven changes"). Transactions and
- * the other writes stay on TypeORM.
+ * Reads on the primary outside any transaction, straight on the pool that TypeORM's driver opened
+ * (the same connections, statement timeout and error codes): a user or post by id, list pages
+ * and totals. A TypeORM query runner, created, connected, released and its query events
+ * broadcast for every statement, cost more per read than the statement itself. Writes run in a
+ * transaction (TransactionScope), never here.
  */
 @Injectable()
 export class PrimaryPool implements Queryable {

@@ -1,9 +1,8 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { databaseCounters } from '../database/database-counters.js';
 import { PrimaryStatus } from '../database/primary-status.js';
 import { driverPool } from '../internals/typeorm-driver.js';
@@ -13,6 +12,12 @@ import { ReadReplicas } from '../database/read-replicas.js';
 export const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
+
+/** Refreshes of the token signing keys: how many failed, and when one last succeeded (epoch ms). */
+export interface KeyRefreshes {
+  failures: number;
+  lastSuccessAt?: number;
+}
 
 /** Prometheus metrics of this process, served on METRICS_PORT (MetricsServer). */
 @Injectable()
@@ -46,7 +51,6 @@ export class MetricsService {
     @InjectDataSource() dataSource: DataSource,
     private readonly replicas: ReadReplicas,
     private readonly primary: PrimaryStatus,
-    @Optional() private readonly tokens?: TokenVerifierService,
   ) {
     collectDefaultMetrics({ register: this.registry });
     const poolGauge = (name: string, help: string, read: (pool: pg.Pool) => number) =>
@@ -149,15 +153,24 @@ export class MetricsService {
     },
   });
 
-  // The token signing keys (src/auth/jwks-cache.ts): read from the cache's counts when scraped.
-  // With authentication off nothing is fetched: 0 failures, and 0 as "never succeeded".
+  /**
+   * The token signing keys' refreshes (src/auth/jwks-cache.ts), read when scraped from the source
+   * the auth layer hands over (it sits above this one). With authentication off nothing is
+   * fetched: 0 failures, and 0 as "never succeeded".
+   */
+  private keyRefreshes: () => KeyRefreshes = () => ({ failures: 0 });
+
+  readKeyRefreshesFrom(source: () => KeyRefreshes): void {
+    this.keyRefreshes = source;
+  }
+
   readonly authJwksRefreshFailures = new Counter({
     name: 'auth_jwks_refresh_failures_total',
     help: 'Fetches of the token signing keys (JWKS) that failed; the keys in hand stay in use',
     registers: [this.registry],
     collect: () => {
       this.authJwksRefreshFailures.reset();
-      this.authJwksRefreshFailures.inc(this.tokens?.keyRefreshes.failures ?? 0);
+      this.authJwksRefreshFailures.inc(this.keyRefreshes().failures);
     },
   });
 
@@ -166,7 +179,7 @@ export class MetricsService {
     help: 'When the token signing keys (JWKS) were last fetched successfully (Unix time; 0: never)',
     registers: [this.registry],
     collect: () => {
-      const at = this.tokens?.keyRefreshes.lastSuccessAt;
+      const at = this.keyRefreshes().lastSuccessAt;
       this.authJwksLastRefreshSuccess.set(at === undefined ? 0 : at / 1000);
     },
   });

@@ -19,7 +19,8 @@ export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
 /**
  * Every statement on `users`. The hot ones (by id, the list, the insert) are generated once from
  * the entity's metadata: building them per request through the query builder cost more than the
- * query. A statement joins the open transaction (TransactionScope) when there is one.
+ * query. Reads join the open transaction (TransactionScope) when there is one; writes run in it,
+ * or in a transaction of their own.
  */
 @Injectable()
 export class UsersRepository {
