@@ -33,6 +33,14 @@ END $$;
 -- The service logs in as a member of the group and inherits its privileges.
 GRANT users_service_runtime TO users_service_app;
 
+-- A statement the service gave up on (past DB_STATEMENT_TIMEOUT_MS, it closes the connection of a
+-- write rather than cancel it) stops on the server within a second, unless it is a commit waiting
+-- for the synchronous standby, which PostgreSQL never interrupts this way (docs/failover.md). And
+-- never a statement_timeout for these roles: it would cut such a commit's wait short.
+ALTER ROLE users_service_app SET client_connection_check_interval = '1s';
+ALTER ROLE users_service_app RESET statement_timeout;
+ALTER ROLE users_service_migrate RESET statement_timeout;
+
 -- The migration role owns the schema, so the tables, functions and triggers its migrations
 -- create are its own, and it alone grants on them. Nobody else creates objects in it (before
 -- PostgreSQL 15, every role could create in `public`).

@@ -141,8 +141,8 @@ export class Transaction implements Queryable {
 /**
  * The transaction a request runs in, found by repositories themselves: code called inside `run()`
  * (a service, its repository) joins the transaction without a parameter threaded through it, and
- * the look-up costs one AsyncLocalStorage read. A keyed create runs whole in one; every other
- * write runs in one of its own (`write()`); reads run alone on the primary's pool.
+ * the look-up costs one AsyncLocalStorage read. Only keyed creates open one; every other
+ * statement runs alone on the primary's pool.
  */
 @Injectable()
 export class TransactionScope {
@@ -161,18 +161,6 @@ export class TransactionScope {
   /** Where a statement runs: in the open transaction, else straight on the primary's pool. */
   queryable(): Queryable {
     return this.storage.getStore() ?? this.primary;
-  }
-
-  /**
-   * Runs a write in the open transaction, or else in a transaction of its own: BEGIN with the
-   * statement, then COMMIT (two round trips). A write is never sent outside a transaction block,
-   * where its implicit commit would be indistinguishable from its execution: past the statement
-   * timeout, a statement inside a transaction is cancelled (nothing written, a clean 503), and
-   * only a COMMIT past the timeout leaves its outcome unknown (databaseClient).
-   */
-  write<T>(work: (queryable: Queryable) => Promise<T>): Promise<T> {
-    const open = this.storage.getStore();
-    return open ? work(open) : this.run(work);
   }
 
   /**

@@ -67,7 +67,7 @@ export class PostsRepository {
    */
   async insert({ userId, title, body }: PostFields): Promise<Post> {
     try {
-      const [row] = await this.scope.write((db) => db.query(this.insertRow, [userId, title, body]));
+      const [row] = await this.scope.queryable().query(this.insertRow, [userId, title, body]);
       return this.sql.toEntity(row);
     } catch (error) {
       if (isForeignKeyViolation(error, USER_FOREIGN_KEY)) {

@@ -19,8 +19,9 @@ export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
 /**
  * Every statement on `users`. The hot ones (by id, the list, the insert) are generated once from
  * the entity's metadata: building them per request through the query builder cost more than the
- * query. Reads join the open transaction (TransactionScope) when there is one; writes run in it,
- * or in a transaction of their own.
+ * query. A statement joins the open transaction (TransactionScope) when there is one; a write
+ * without one commits by itself, and the database client never lets its timeout cut that commit
+ * short (src/database/database-client.ts).
  */
 @Injectable()
 export class UsersRepository {
@@ -78,7 +79,7 @@ export class UsersRepository {
   /** One INSERT … RETURNING. Throws ConflictError when the email is taken. */
   async insert({ name, email, role }: UserFields): Promise<User> {
     const [row] = await this.saving(
-      () => this.scope.write((db) => db.query(this.insertRow, [name, email, role])),
+      () => this.scope.queryable().query(this.insertRow, [name, email, role]),
       email,
     );
     return this.sql.toEntity(row);
@@ -99,7 +100,7 @@ export class UsersRepository {
       .returning(this.sql.selectList)
       .getQueryAndParameters();
     const [row] = await this.saving(
-      () => this.scope.write((db) => db.query(sql, parameters)),
+      () => this.scope.queryable().query(sql, parameters),
       changes.email,
     );
     return row && this.sql.toEntity(row);
@@ -116,7 +117,7 @@ export class UsersRepository {
       .where(versionedWhere(id, versions))
       .returning(this.sql.column('id'))
       .getQueryAndParameters();
-    const rows = await this.scope.write((db) => db.query(sql, parameters));
+    const rows = await this.scope.queryable().query(sql, parameters);
     return rows.length > 0;
   }
 

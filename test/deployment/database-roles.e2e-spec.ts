@@ -203,4 +203,18 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
       Object.fromEntries(Object.keys(refused).map((statement) => [statement, '42501'])),
     );
   });
+
+  it('gives the runtime role a client connection check and no statement timeout', async () => {
+    const runtime = new pg.Client({ connectionString: urlOf(APP) });
+    await runtime.connect();
+    try {
+      const { rows } = await runtime.query(
+        `SELECT current_setting('client_connection_check_interval') AS check_interval,
+                current_setting('statement_timeout') AS statement_timeout`,
+      );
+      expect(rows).toEqual([{ check_interval: '1s', statement_timeout: '0' }]);
+    } finally {
+      await runtime.end();
+    }
+  });
 });

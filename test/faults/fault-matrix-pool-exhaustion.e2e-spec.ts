@@ -2,7 +2,13 @@
 import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
 import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
-import { adminClient, poolOf, startFaultApp, useFaultCluster } from '../support/fault-cluster.js';
+import {
+  adminClient,
+  blockedSessions,
+  poolOf,
+  startFaultApp,
+  useFaultCluster,
+} from '../support/fault-cluster.js';
 import { getUserOf, httpCall, until } from '../support/fault-load.js';
 
 describe('fault matrix: the pool exhausted by blocked queries (e2e, a cluster of its own)', () => {
@@ -55,6 +61,13 @@ describe('fault matrix: the pool exhausted by blocked queries (e2e, a cluster of
       for (const result of await Promise.all(grpcUnavailable)) {
         expect(result).toEqual({ code: grpc.status.UNAVAILABLE, details: 'service unavailable' });
       }
+      // None of the service's statements waits on the lock any more, though it is still held: a
+      // read was cancelled; a write's connection was closed (never a write cancelled), and its
+      // backend, finding its client gone, stopped (client_connection_check_interval).
+      await until(
+        'no statement of the service blocked',
+        async () => (await blockedSessions(url)) === 0,
+      );
       await admin.query('ROLLBACK');
 
       // The pool gives its connections back and the service answers again, with nothing written

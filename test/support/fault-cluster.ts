@@ -85,7 +85,9 @@ export function useFaultCluster(): void {
     cluster = await startThrowawayPostgres({
       prefix: 'users-fault-pg-',
       persistent: true,
-      postgresFlags: ['-c', 'max_connections=100'],
+      // As recommended for production (docs/failover.md): a backend whose client has gone stops
+      // its statement, though never a commit waiting for a standby.
+      postgresFlags: ['-c', 'max_connections=100', '-c', 'client_connection_check_interval=200ms'],
       onLog: (message) => {
         clusterLog.push(message);
         clusterLog.splice(0, Math.max(0, clusterLog.length - 50));
