@@ -50,6 +50,11 @@ export class Transaction implements Queryable {
    * CommitOutcomeUnknownError (cancellingClient): it may have committed.
    */
   commit(...statements: string[]): Promise<void> {
+    if (!this.isBegun && statements.length === 0) {
+      // Nothing was sent and nothing is to be: no connection, no round trip.
+      this.ended = true;
+      return Promise.resolve();
+    }
     return this.end([...statements, 'COMMIT']);
   }
 
