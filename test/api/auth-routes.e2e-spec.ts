@@ -8,10 +8,12 @@ import { capturingLogger } from '../support/capturing-logger.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from '../support/test-app.js';
 import {
   authEnv,
+  type AuthApp,
   eventually,
   JwksServer,
   mint,
   signingKey,
+  startAuthApp,
   type SigningKey,
 } from '../support/identity-provider.js';
 
@@ -25,26 +27,21 @@ async function snapshot(dataSource: DataSource): Promise<Record<string, unknown[
 }
 
 describe('routes with authentication on (e2e)', () => {
-  let jwks: JwksServer;
+  let app: AuthApp;
   let key: SigningKey;
   let t: TestApp;
   const log = capturingLogger();
   let readWrite: string;
 
   beforeAll(async () => {
-    key = await signingKey('ES256');
-    jwks = await new JwksServer([key]).start();
-    t = await createTestApp({ env: authEnv(jwks), logger: log.logger });
-    await eventually('readiness', async () => (await t.http().get('/health/ready')).status === 200);
+    app = await startAuthApp('ES256', { logger: log.logger });
+    ({ key, t } = app);
     readWrite = `Bearer ${await mint(key, { sub: 'alice', azp: 'shop-frontend', scope: 'users:read users:write' })}`;
   });
 
   afterEach(() => resetDatabase(t.dataSource));
 
-  afterAll(async () => {
-    await t?.close();
-    await jwks?.stop();
-  });
+  afterAll(() => app?.close());
 
   it('requires a token on /echo and /info, whatever its scopes', async () => {
     await t.http().post('/echo').send({ a: 1 }).expect(401);
