@@ -99,25 +99,17 @@ export class MetricsService {
   });
 
   // Failover handling (src/database/): counted there, read when scraped.
-  readonly dbFailoverRetries = new Counter({
-    name: 'db_failover_retries_total',
-    help: 'Keyed creates run again after the primary went away, was unreachable or read-only',
-    registers: [this.registry],
-    collect: () => {
-      this.dbFailoverRetries.reset();
-      this.dbFailoverRetries.inc(databaseCounters.failoverRetries);
-    },
-  });
+  readonly dbFailoverRetries = this.countedElsewhere(
+    'db_failover_retries_total',
+    'Keyed creates run again after the primary went away, was unreachable or read-only',
+    () => databaseCounters.failoverRetries,
+  );
 
-  readonly dbCommitOutcomeUnknown = new Counter({
-    name: 'db_commit_outcome_unknown_total',
-    help: 'Writes answered 503 or retried because whether their commit happened (and reached the synchronous standby) is unknown',
-    registers: [this.registry],
-    collect: () => {
-      this.dbCommitOutcomeUnknown.reset();
-      this.dbCommitOutcomeUnknown.inc(databaseCounters.commitOutcomesUnknown);
-    },
-  });
+  readonly dbCommitOutcomeUnknown = this.countedElsewhere(
+    'db_commit_outcome_unknown_total',
+    'Writes answered 503 or retried because whether their commit happened (and reached the synchronous standby) is unknown',
+    () => databaseCounters.commitOutcomesUnknown,
+  );
 
   readonly dbReplicaLag = new Gauge({
     name: 'db_replica_lag_seconds',
@@ -164,15 +156,11 @@ export class MetricsService {
     this.keyRefreshes = source;
   }
 
-  readonly authJwksRefreshFailures = new Counter({
-    name: 'auth_jwks_refresh_failures_total',
-    help: 'Fetches of the token signing keys (JWKS) that failed; the keys in hand stay in use',
-    registers: [this.registry],
-    collect: () => {
-      this.authJwksRefreshFailures.reset();
-      this.authJwksRefreshFailures.inc(this.keyRefreshes().failures);
-    },
-  });
+  readonly authJwksRefreshFailures = this.countedElsewhere(
+    'auth_jwks_refresh_failures_total',
+    'Fetches of the token signing keys (JWKS) that failed; the keys in hand stay in use',
+    () => this.keyRefreshes().failures,
+  );
 
   readonly authJwksLastRefreshSuccess = new Gauge({
     name: 'auth_jwks_last_refresh_success_timestamp_seconds',
@@ -183,4 +171,17 @@ export class MetricsService {
       this.authJwksLastRefreshSuccess.set(at === undefined ? 0 : at / 1000);
     },
   });
+
+  /** A counter that a lower layer keeps as a plain number, read when scraped. */
+  private countedElsewhere(name: string, help: string, read: () => number): Counter {
+    return new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
 }
