@@ -10,29 +10,16 @@ import type { Logger } from 'pino';
 import { AppConfig, type AuthSettings } from '../config/app-config.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
 import { MetricsService } from '../observability/metrics.service.js';
-import { AuthenticationError, type RejectionReason } from './auth-errors.js';
+import {
+  AuthenticationError,
+  InsufficientScopeError,
+  KeysUnavailableError,
+  type RejectionReason,
+} from './auth-errors.js';
 import { bearerToken } from './bearer.js';
 import { JwksCache, JwksFetchError, type JwksRefreshes } from './jwks-cache.js';
-import { grantedScopes, type AuthRequirement, type Scope } from './scopes.js';
+import { grantedScopes, type AuthRequirement } from './scopes.js';
 import { VerifiedTokens, type VerifiedToken } from './verified-tokens.js';
-
-/** A valid token without the scope the operation needs: 403 / PERMISSION_DENIED. */
-export class InsufficientScopeError extends Error {
-  readonly reason = 'insufficient_scope';
-  constructor(readonly scope: Scope) {
-    super(`the bearer token lacks the scope ${scope} this operation needs`);
-    this.name = 'InsufficientScopeError';
-  }
-}
-
-/** No key set has been fetched yet (the instance is not ready): 503 / UNAVAILABLE. */
-export class KeysUnavailableError extends Error {
-  readonly reason = 'keys_unavailable';
-  constructor() {
-    super('the token signing keys are not available yet');
-    this.name = 'KeysUnavailableError';
-  }
-}
 
 /** Who called, as the logs and spans name them. */
 export interface Caller {
