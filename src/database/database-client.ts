@@ -8,6 +8,7 @@ import {
 } from './commit-outcome.js';
 import { ConnectionGate } from './connection-gate.js';
 import { databaseCounters } from './database-counters.js';
+import { isConnectionLost } from './database-errors.js';
 
 export interface ClientOptions {
   /**
@@ -216,12 +217,13 @@ export function databaseClient(
               ),
         );
       }
-      if (isBrokenConnection(error) || (error as { code?: string }).code === READ_ONLY) {
+      const lost = isConnectionLost(error);
+      if (lost || (error as { code?: string }).code === READ_ONLY) {
         gate.lost();
         // pg-pool destroys a released client that is not queryable instead of pooling it: a
         // connection on a read-only node, or one that broke, would fail the next request too.
         retire(this);
-        if (commits && isBrokenConnection(error)) {
+        if (commits && lost) {
           return unknownOutcome('the connection broke before the commit returned', error);
         }
       }
@@ -301,22 +303,6 @@ function final<E extends Error>(error: E): E {
 export function isFinalFailure(error: unknown): boolean {
   const driver: unknown = error instanceof QueryFailedError ? error.driverError : error;
   return typeof driver === 'object' && driver !== null && finalFailures.has(driver);
-}
-
-/** The connection broke: the socket closed or failed, or the server is shutting this session down. */
-function isBrokenConnection(error: Error & { code?: string }): boolean {
-  const code = error.code ?? '';
-  return (
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    code === 'ECONNRESET' ||
-    code === 'EPIPE' ||
-    code === 'ETIMEDOUT' ||
-    error.message.includes('Connection terminated') ||
-    error.message.includes('not queryable')
-  );
 }
 
 interface RunningQuery {
