@@ -47,9 +47,9 @@ export function endpoints({ users }) {
     },
     { key: 'grpc', name: 'gRPC GetUser', grpc: true },
     {
-      // Service only (the baselines have no PATCH): an unconditional rename of a seeded user,
-      // in a transaction of its own (BEGIN with the UPDATE, then COMMIT). After the 304 row,
-      // which counts on seeded users being at version 1.
+      // Service only (the baselines have no PATCH): an unconditional rename of a seeded user, one
+      // UPDATE committing by itself. After the 304 row, which counts on seeded users being at
+      // version 1.
       key: 'patch',
       name: 'PATCH /users/:id',
       method: 'PATCH',
