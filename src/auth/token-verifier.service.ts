@@ -28,7 +28,7 @@ export interface Caller {
 }
 
 /** Entries of the verified-token cache (about 300 bytes each, so about 3 MB at most). */
-export const VERIFIED_TOKENS_MAX = 10_000;
+const VERIFIED_TOKENS_MAX = 10_000;
 const BOOT_RETRY_MIN_MS = 250;
 const BOOT_RETRY_MAX_MS = 5000;
 

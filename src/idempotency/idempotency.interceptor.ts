@@ -43,7 +43,7 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
 }
 
 /** JSON with object keys sorted: two bodies that are the same JSON value give the same text. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value as Record<string, unknown>)

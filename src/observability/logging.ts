@@ -38,7 +38,7 @@ function withLoggableError(first: unknown): unknown {
 }
 
 /** The service's name on every line. */
-export const SERVICE_NAME = 'users-service';
+const SERVICE_NAME = 'users-service';
 
 /**
  * Level names, ISO timestamps, `service` and (from each call site) `context` on every line; with
