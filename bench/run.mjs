@@ -7,6 +7,8 @@
 //   npm run bench -- --quick          smaller seed, 1 s + 3 s per endpoint (a few minutes)
 //   npm run bench -- --scale          list latency at concurrency 1 by table size and page depth
 //   npm run bench -- --auth           authentication on vs off, and a first-seen token's cost per algorithm
+//   npm run bench -- --feed           the change feed: creates and PATCHes with its triggers on vs off, a
+//                                     page of 500 from 1,000,000 events, commit-to-consumer lag at 500 writes/s
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
 //            --only health,user,list,posts,grpc,patch,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
@@ -50,6 +52,7 @@ import { entries, goalsTable, markdown, noisyRuns } from './report.mjs';
 import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { authBenchmark } from './auth.mjs';
+import { feedBenchmark } from './feed.mjs';
 import { build, comparedBuild, migrate, RESULTS, startTarget } from './targets.mjs';
 import { tracingSink, tracingTable } from './tracing.mjs';
 
@@ -246,7 +249,9 @@ try {
     ? scale(options, context)
     : options.auth
       ? authBenchmark(options, context)
-      : benchmark());
+      : options.feed
+        ? feedBenchmark(options, context)
+        : benchmark());
   await cleanup();
   process.exit(0);
 } catch (error) {

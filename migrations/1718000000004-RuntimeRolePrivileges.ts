@@ -1,9 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import {
+  currentSchema,
   grantSchemaUsageToRuntime,
   grantToRuntime,
   revokeFromRuntime,
   revokeSchemaUsageFromRuntime,
+  runAsCaller,
+  runAsOwner,
 } from './runtime-role.js';
 
 /**
@@ -40,17 +43,10 @@ export class RuntimeRolePrivileges1718000000004 implements MigrationInterface {
   private static readonly COUNTING_FUNCTIONS = ['users_list_counts', 'posts_list_counts'];
 
   public async up(queryRunner: QueryRunner): Promise<void> {
-    const schema = await currentSchema(queryRunner);
     for (const fn of RuntimeRolePrivileges1718000000004.COUNTING_FUNCTIONS) {
-      // pg_temp last: no temporary table of the caller's can stand in for list_counts.
-      await queryRunner.query(
-        `ALTER FUNCTION "${fn}"() SECURITY DEFINER ` +
-          `SET search_path = ${queryRunner.connection.driver.escape(schema)}, pg_temp`,
-      );
-      // A trigger function cannot be called directly anyway; firing a trigger needs no EXECUTE.
-      await queryRunner.query(`REVOKE EXECUTE ON FUNCTION "${fn}"() FROM PUBLIC`);
+      await runAsOwner(queryRunner, fn);
     }
-    await grantSchemaUsageToRuntime(queryRunner, schema);
+    await grantSchemaUsageToRuntime(queryRunner, await currentSchema(queryRunner));
     for (const [table, privileges] of RuntimeRolePrivileges1718000000004.GRANTS) {
       await grantToRuntime(queryRunner, privileges, table);
     }
@@ -62,15 +58,7 @@ export class RuntimeRolePrivileges1718000000004 implements MigrationInterface {
     }
     await revokeSchemaUsageFromRuntime(queryRunner, await currentSchema(queryRunner));
     for (const fn of RuntimeRolePrivileges1718000000004.COUNTING_FUNCTIONS) {
-      await queryRunner.query(`GRANT EXECUTE ON FUNCTION "${fn}"() TO PUBLIC`);
-      await queryRunner.query(`ALTER FUNCTION "${fn}"() SECURITY INVOKER RESET search_path`);
+      await runAsCaller(queryRunner, fn);
     }
   }
-}
-
-async function currentSchema(queryRunner: QueryRunner): Promise<string> {
-  const [{ schema }] = (await queryRunner.query('SELECT current_schema() AS "schema"')) as {
-    schema: string;
-  }[];
-  return schema;
 }

@@ -44,3 +44,32 @@ export const grantSchemaUsageToRuntime = (queryRunner: QueryRunner, schema: stri
 
 export const revokeSchemaUsageFromRuntime = (queryRunner: QueryRunner, schema: string) =>
   revoke(queryRunner, `USAGE ON SCHEMA ${quoted(queryRunner, schema)}`);
+
+/** The schema the migrations run in (the service's tables are there). */
+export async function currentSchema(queryRunner: QueryRunner): Promise<string> {
+  const [{ schema }] = (await queryRunner.query('SELECT current_schema() AS "schema"')) as {
+    schema: string;
+  }[];
+  return schema;
+}
+
+/**
+ * Makes the trigger function `fn` run as its owner (the migration role), with a fixed
+ * search_path, so that whoever fires the trigger (the runtime role) needs no privilege on what the
+ * function writes, and cannot write it directly. A trigger function cannot be called directly
+ * anyway; firing a trigger needs no EXECUTE.
+ */
+export async function runAsOwner(queryRunner: QueryRunner, fn: string): Promise<void> {
+  const schema = await currentSchema(queryRunner);
+  // pg_temp last: no temporary table of the caller's can stand in for the function's tables.
+  await queryRunner.query(
+    `ALTER FUNCTION "${fn}"() SECURITY DEFINER SET search_path = ${quoted(queryRunner, schema)}, pg_temp`,
+  );
+  await queryRunner.query(`REVOKE EXECUTE ON FUNCTION "${fn}"() FROM PUBLIC`);
+}
+
+/** Undoes runAsOwner. */
+export async function runAsCaller(queryRunner: QueryRunner, fn: string): Promise<void> {
+  await queryRunner.query(`GRANT EXECUTE ON FUNCTION "${fn}"() TO PUBLIC`);
+  await queryRunner.query(`ALTER FUNCTION "${fn}"() SECURITY INVOKER RESET search_path`);
+}

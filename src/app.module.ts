@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ServeStaticModule } from '@nestjs/serve-static';
 import path from 'node:path';
 import { AuthModule } from './auth/auth.module.js';
+import { ChangesModule } from './changes/changes.module.js';
 import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { AppConfigModule } from './config/app-config.module.js';
@@ -35,6 +36,9 @@ import { UtilityModule } from './utility/utility.module.js';
         maxAge: '1h',
       },
     }),
+    // Before UsersModule: Express matches routes in the order they are registered, and
+    // `GET /users/changes` must be matched before `GET /users/:id` takes it for an id.
+    ChangesModule,
     UsersModule,
     PostsModule,
     UtilityModule,

@@ -6,9 +6,11 @@ import { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
 import { ListCount } from './lists/list-count.entity.js';
 import { Post } from './posts/post.entity.js';
 import { User } from './users/user.entity.js';
+import { UserChange } from './changes/user-change.entity.js';
+import { UserChangesWatermark } from './changes/user-changes-watermark.entity.js';
 
 /** Every table the service maps (the service itself registers them through its modules). */
-const entities = [User, Post, IdempotencyKey, ListCount];
+const entities = [User, Post, IdempotencyKey, ListCount, UserChange, UserChangesWatermark];
 
 /**
  * The TypeORM CLI's data source: `migration:run` calls runMigrations() on it, which here takes

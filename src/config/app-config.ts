@@ -60,6 +60,8 @@ export class AppConfig {
   readonly shutdownTimeoutMs: number;
   readonly database: DatabaseSettings;
   readonly idempotency: { waitMs: number; ttlHours: number; purgeIntervalMs: number };
+  /** The change feed (CHANGES_*). */
+  readonly changes: { retentionHours: number; purgeIntervalMs: number; pollIntervalMs: number };
   /** Where an embedded PostgreSQL keeps its data and listens, when DATABASE_URL is unset. */
   readonly embeddedDatabase: { dataDir: string; port: number };
 
@@ -98,6 +100,11 @@ export class AppConfig {
         waitMs: env.IDEMPOTENCY_WAIT_MS,
         ttlHours: env.IDEMPOTENCY_KEY_TTL_HOURS,
         purgeIntervalMs: env.IDEMPOTENCY_PURGE_INTERVAL_MS,
+      },
+      changes: {
+        retentionHours: env.CHANGES_RETENTION_HOURS,
+        purgeIntervalMs: env.CHANGES_PURGE_INTERVAL_MS,
+        pollIntervalMs: env.CHANGES_POLL_INTERVAL_MS,
       },
       database: {
         url: env.DATABASE_URL,

@@ -179,6 +179,18 @@ export class EnvironmentVariables {
   @EnvInt(0, 86_400_000)
   IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
 
+  // The change feed (docs/events.md): how long events are kept, how often each replica purges
+  // older ones (0: never), and how often a process looks for new events while a long poll or a
+  // watch stream waits (one query for all of them).
+  @EnvInt(1, 8760)
+  CHANGES_RETENTION_HOURS = 168;
+
+  @EnvInt(0, 86_400_000)
+  CHANGES_PURGE_INTERVAL_MS = 60_000;
+
+  @EnvInt(20, 10_000)
+  CHANGES_POLL_INTERVAL_MS = 200;
+
   @EnvInt(1, 65535)
   PG_PORT = 54329;
 

@@ -91,14 +91,57 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
    */
   reader(): Queryable {
     if (this.replicas.length === 0) return this.primaryReader;
+    const order = this.usableInTurn();
+    return {
+      query: <Row>(sql: string, parameters?: unknown[]) => this.query<Row>(order, sql, parameters),
+    };
+  }
+
+  /**
+   * Runs `work` with a reader whose statements all go to one server: a connection of the next
+   * usable replica, held for the work, else the primary. One server's snapshots only move
+   * forward, so each statement sees at least what the ones before it saw; across servers there
+   * is no such order (a replica may be behind the primary or another replica). When the replica
+   * fails, the work runs again from its start on the next one, at last on the primary.
+   */
+  async onOneServer<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    for (const replica of this.usableInTurn()) {
+      if (!replica.up) continue;
+      let client: pg.PoolClient;
+      try {
+        client = await replica.pool.connect();
+      } catch (error) {
+        this.failed(replica, error);
+        continue;
+      }
+      let broken: unknown;
+      try {
+        return await work({
+          query: async <Row>(sql: string, parameters?: unknown[]) => {
+            const { rows } = await client.query(sql, parameters);
+            this.reads.replica++;
+            return rows as Row[];
+          },
+        });
+      } catch (error) {
+        // The work's own errors (a bad cursor) are the request's; the server's are tried again.
+        if (!(error instanceof pg.DatabaseError) && !isDatabaseUnavailable(error)) throw error;
+        if (isDatabaseUnavailable(error)) broken = error;
+        this.failed(replica, error);
+      } finally {
+        client.release(broken as Error | undefined);
+      }
+    }
+    return work(this.primaryReader);
+  }
+
+  /** The usable replicas, starting with the next in turn. */
+  private usableInTurn(): Replica[] {
     const usable = this.replicas.filter(
       (r) => r.up && r.lagMs <= this.config.database.replicaMaxLagMs,
     );
     const start = usable.length > 0 ? this.next++ % usable.length : 0;
-    const order = [...usable.slice(start), ...usable.slice(0, start)];
-    return {
-      query: <Row>(sql: string, parameters?: unknown[]) => this.query<Row>(order, sql, parameters),
-    };
+    return [...usable.slice(start), ...usable.slice(0, start)];
   }
 
   private async query<Row>(order: Replica[], sql: string, parameters?: unknown[]): Promise<Row[]> {
@@ -109,15 +152,19 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         this.reads.replica++;
         return rows as Row[];
       } catch (error) {
-        if (isDatabaseUnavailable(error)) this.markDown(replica, error);
-        else
-          this.logger.warn({
-            err: error,
-            msg: `list read failed on replica ${replica.name}; trying elsewhere`,
-          });
+        this.failed(replica, error);
       }
     }
     return this.primaryReader.query<Row>(sql, parameters);
+  }
+
+  private failed(replica: Replica, error: unknown): void {
+    if (isDatabaseUnavailable(error)) this.markDown(replica, error);
+    else
+      this.logger.warn({
+        err: error,
+        msg: `list read failed on replica ${replica.name}; trying elsewhere`,
+      });
   }
 
   private checkAll(): void {

@@ -17,7 +17,8 @@ import { HealthService } from './health.service.js';
 /**
  * The shutdown sequence, run by Nest's lifecycle (main.ts enables the signal hooks):
  * 1. readiness fails at once (HTTP 503, gRPC NOT_SERVING) and the service keeps serving for
- *    SHUTDOWN_DRAIN_MS, so the load balancer or mesh stops routing here;
+ *    SHUTDOWN_DRAIN_MS, so the load balancer or mesh stops routing here; at its end, the
+ *    long-lived calls (long polls, watch streams) are told to end (onDrained);
  * 2. Nest then stops accepting and waits for in-flight HTTP requests and gRPC calls, for at most
  *    SHUTDOWN_TIMEOUT_MS, after which the remaining connections are closed;
  * 3. the other shutdown hooks close the pool and an embedded database.
@@ -28,6 +29,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicatio
   private grpcServer?: GrpcServer;
   private deadline?: NodeJS.Timeout;
   private closeIdle?: NodeJS.Timeout;
+  private readonly drainedListeners: (() => void)[] = [];
 
   constructor(
     private readonly config: AppConfig,
@@ -41,11 +43,20 @@ export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicatio
     this.grpcServer = server;
   }
 
+  /**
+   * `listener` runs once the drain is over, before the servers stop accepting: calls that would
+   * otherwise wait on (a long poll, a stream) end there, and their clients go to another instance.
+   */
+  onDrained(listener: () => void): void {
+    this.drainedListeners.push(listener);
+  }
+
   async beforeApplicationShutdown(signal?: string): Promise<void> {
     this.health.beginShutdown();
     const { shutdownDrainMs, shutdownTimeoutMs } = this.config;
     this.logger.log(`${signal ?? 'close'}: readiness off, draining for ${shutdownDrainMs} ms`);
     await sleep(shutdownDrainMs);
+    for (const listener of this.drainedListeners) listener();
 
     const server = this.adapterHost.httpAdapter?.getHttpServer() as HttpServer | undefined;
     this.deadline = setTimeout(() => {

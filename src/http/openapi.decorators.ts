@@ -45,6 +45,11 @@ const ERRORS: Record<number, { description: string; example: string }> = {
     description: 'If-Match matches no current ETag: nothing was changed',
     example: exampleOf(412),
   },
+  410: {
+    description:
+      'The change token is older than the retention: list the users again and follow from their Changes-Token',
+    example: exampleOf(410),
+  },
   413: { description: 'Body larger than BODY_LIMIT', example: 'request body is too large' },
   415: {
     description: 'Body is not JSON',

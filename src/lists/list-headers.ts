@@ -17,11 +17,12 @@ export const PAGE_HEADERS = {
  * the RFC 8288 `Link` header: relative URLs that keep the request's other query parameters.
  */
 export const listHeaders: AfterHandlerStep = (result, request, response) => {
-  const { items, total, nextCursor, page, limit } = result as ListPage<unknown>;
+  const { items, total, nextCursor, page, limit, changesToken } = result as ListPage<unknown>;
   const url = request.originalUrl;
   const queryStart = url.indexOf('?');
   const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
   response.setHeader('X-Total-Count', String(total));
+  if (changesToken !== undefined) response.setHeader('Changes-Token', changesToken);
   response.setHeader(
     'Link',
     page === undefined
@@ -31,10 +32,22 @@ export const listHeaders: AfterHandlerStep = (result, request, response) => {
   return items;
 };
 
-/** A list route: its handler returns a ListPage of `type`; the body is the items (documented). */
-export function Listed(type: new () => unknown): MethodDecorator {
+/** `Changes-Token`: the list's place in a change feed (the users list). */
+export const CHANGES_TOKEN_HEADER = {
+  'Changes-Token': {
+    description:
+      'the change feed token taken before the list was read: follow GET /users/changes?after=<it> to miss no change made since (docs/events.md)',
+    schema: { type: 'string' },
+  },
+};
+
+/**
+ * A list route: its handler returns a ListPage of `type`; the body is the items (documented).
+ * `headers`: what the route adds to the page headers (CHANGES_TOKEN_HEADER).
+ */
+export function Listed(type: new () => unknown, headers = {}): MethodDecorator {
   return applyDecorators(
-    ApiOkResponse({ type: [type], headers: PAGE_HEADERS }),
+    ApiOkResponse({ type: [type], headers: { ...PAGE_HEADERS, ...headers } }),
     AfterHandler(listHeaders),
   );
 }

@@ -42,19 +42,25 @@ export function parseSort<F extends string>(
 }
 
 /**
- * A query parameter given as decimal digits (no sign, no leading zero, no exponent) between 1 and
- * `max`. Express turns a repeated parameter into an array, which is refused as such. Documented
- * as a string with the exact pattern: as `integer`, a validator would convert `01` or `+5` first
- * and accept them.
+ * A query parameter given as decimal digits (no sign, no leading zero, no exponent) between `min`
+ * (0 or 1) and `max`. Express turns a repeated parameter into an array, which is refused as such.
+ * Documented as a string with the exact pattern: as `integer`, a validator would convert `01` or
+ * `+5` first and accept them.
  */
-function QueryInteger(max: number, description: string, fallback?: number): PropertyDecorator {
-  const digits = decimalRange(max);
+export function QueryInteger(
+  max: number,
+  description: string,
+  fallback?: number,
+  min: 0 | 1 = 1,
+): PropertyDecorator {
+  const positive = decimalRange(max);
+  const digits = min === 0 ? new RegExp(`^(?:0|${positive.source.slice(1, -1)})$`) : positive;
   return applyDecorators(
     ApiPropertyOptional({
       type: 'string',
       pattern: digits.source,
       default: fallback === undefined ? undefined : String(fallback),
-      description: `${description}: an integer from 1 to ${max}, in decimal digits without sign or leading zero`,
+      description: `${description}: an integer from ${min} to ${max}, in decimal digits without sign or leading zero`,
     }),
     // Converted only when well-formed; anything else stays as sent, for the validator to refuse.
     Transform(({ value }: { value: unknown }) =>
@@ -64,11 +70,11 @@ function QueryInteger(max: number, description: string, fallback?: number): Prop
       name: 'queryInteger',
       validator: {
         validate: (value: unknown) =>
-          typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max,
+          typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max,
         defaultMessage: ({ property, value }: ValidationArguments) =>
           Array.isArray(value)
             ? repeated(property)
-            : `${property} must be an integer between 1 and ${max}`,
+            : `${property} must be an integer between ${min} and ${max}`,
       },
     }),
   );

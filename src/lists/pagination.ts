@@ -16,6 +16,8 @@ export interface ListPage<T> {
   /** Where the page stands, for its Link header: the page number, or undefined in cursor mode. */
   page?: number;
   limit?: number;
+  /** The change feed's token the page reflects (`Changes-Token`), for lists that have one. */
+  changesToken?: string;
 }
 
 /** The same page with each item mapped (an entity to its response body). */

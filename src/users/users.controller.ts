@@ -16,7 +16,7 @@ import { ConditionalGet, ConditionalWrite, Created, IfMatch } from '../http/etag
 import { ApiErrors, ApiIdParam, ApiIfMatch } from '../http/openapi.decorators.js';
 import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
-import { Listed } from '../lists/list-headers.js';
+import { CHANGES_TOKEN_HEADER, Listed } from '../lists/list-headers.js';
 import { type ListPage, mapPage } from '../lists/pagination.js';
 import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
@@ -33,7 +33,7 @@ export class UsersController {
   @Get()
   @RequiredScope('users:read')
   @ApiOperation({ summary: 'List users (page numbers or a cursor walk)' })
-  @Listed(UserResponseDto)
+  @Listed(UserResponseDto, CHANGES_TOKEN_HEADER)
   @ApiErrors(400, 503)
   async findAll(@Query() query: ListUsersQueryDto): Promise<ListPage<UserResponseDto>> {
     return mapPage(await this.usersService.findAll(query), UserResponseDto.from);

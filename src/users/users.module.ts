@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ChangesModule } from '../changes/changes.module.js';
 import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { ListsModule } from '../lists/lists.module.js';
@@ -10,7 +11,7 @@ import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 @Module({
-  imports: [IdempotencyModule, ListsModule, TypeOrmModule.forFeature([User])],
+  imports: [ChangesModule, IdempotencyModule, ListsModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
   // GrpcObservability: the call log line, metrics and request id of UsersGrpcController's methods.
   providers: [UsersService, UsersRepository, GrpcObservability],

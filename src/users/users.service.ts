@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ChangesService } from '../changes/changes.service.js';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import type { ListPage } from '../lists/pagination.js';
 import type { CreateUserDto } from './dto/create-user.dto.js';
@@ -26,10 +27,14 @@ const notFound = (id: number) => new NotFoundError(`user ${id} not found`);
 
 @Injectable()
 export class UsersService {
-  constructor(private readonly users: UsersRepository) {}
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly changes: ChangesService,
+  ) {}
 
+  /** A page of users, with the change feed's token taken before it on the same server. */
   findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
-    return this.users.findPage(query);
+    return this.users.findPage(query, (db) => this.changes.tokenOn(db));
   }
 
   async findOne(id: number): Promise<User> {

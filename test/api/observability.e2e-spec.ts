@@ -188,6 +188,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(Object.keys(list.responses['200'].headers)).toEqual([
       'X-Total-Count',
       'Link',
+      'Changes-Token',
       'x-request-id',
     ]);
     expect(doc.paths['/private'].get.security).toEqual([{ 'api-key': [] }]);

@@ -8,6 +8,7 @@ import { getUser, usersClient, type UsersClient } from '../../scripts/lib/grpc-c
 import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { dataSourceOptions } from '../../src/database/database-options.js';
 import { IdempotencyKeyPurge } from '../../src/idempotency/idempotency-key-purge.js';
+import { ChangesPurge } from '../../src/changes/changes-purge.js';
 import { migrationJob } from '../support/migration-job.js';
 import { read } from '../support/project-files.js';
 import { buildService } from '../support/service-process.js';
@@ -24,6 +25,8 @@ const EXPECTED_PRIVILEGES = {
   list_counts: ['SELECT'],
   migrations: ['SELECT'],
   posts: ['INSERT', 'SELECT'],
+  user_changes: ['DELETE', 'SELECT', 'UPDATE (at)'],
+  user_changes_watermark: ['INSERT', 'SELECT', 'UPDATE'],
   users: ['DELETE', 'INSERT', 'SELECT', 'UPDATE'],
 };
 
@@ -179,6 +182,20 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     // The background purge of expired keys.
     await admin.query(`UPDATE idempotency_keys SET created_at = now() - interval '48 hours'`);
     expect(await t.app.get(IdempotencyKeyPurge).purgeExpired()).toBe(1);
+
+    // The change feed: every change above was recorded (by the trigger, as the migration role)
+    // and reads back as the runtime role.
+    const feed = await http().get('/users/changes?limit=1000').expect(200);
+    expect((feed.body as { events: { type: string }[] }).events.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        'users.user.created.v1',
+        'users.user.updated.v1',
+        'users.user.deleted.v1',
+      ]),
+    );
+    // And its purge, past the retention.
+    await admin.query(`UPDATE user_changes SET at = now() - interval '400 hours'`);
+    expect(await t.app.get(ChangesPurge).purgeExpired()).toBe(feed.body.events.length);
   });
 
   it('the runtime role can neither change the schema nor forge a total: 42501 each time', async () => {
@@ -198,6 +215,10 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     );
     refused['rebuild list_counts'] = await asRuntime('SELECT list_counts_rebuild()');
     refused['write migrations'] = await asRuntime(`DELETE FROM "migrations"`);
+    refused['forge a change event'] = await asRuntime(
+      `INSERT INTO "user_changes" ("position", "user_id", "version", "type", "changed", "at", "xid")
+       VALUES (1, 1, 99, 'deleted', '{}', now(), 1)`,
+    );
     refused['delete posts'] = await asRuntime(`DELETE FROM "posts"`);
     expect(refused).toEqual(
       Object.fromEntries(Object.keys(refused).map((statement) => [statement, '42501'])),

@@ -2,7 +2,9 @@ import net from 'node:net';
 
 /**
  * A TCP proxy in front of PostgreSQL that a test can cut and restore, to make the database
- * unreachable for one app without stopping the server the other tests share.
+ * unreachable for one app without stopping the server the other tests share. With
+ * `idleTimeoutMs` it also closes a connection that carried nothing either way for that long, as
+ * a mesh proxy or a load balancer does.
  */
 export class TcpProxy {
   private server?: net.Server;
@@ -15,10 +17,13 @@ export class TcpProxy {
   accepted = 0;
   /** Connections that carried a PostgreSQL CancelRequest (a cancel of a running statement). */
   cancelRequests = 0;
+  /** Connections closed for being idle (idleTimeoutMs). */
+  idleClosed = 0;
 
   constructor(
     private readonly targetHost: string,
     private readonly targetPort: number,
+    private readonly options: { idleTimeoutMs?: number } = {},
   ) {}
 
   async start(): Promise<void> {
@@ -74,6 +79,15 @@ export class TcpProxy {
       });
     }
     client.pipe(upstream).pipe(client);
+    // The client's socket sees the bytes of both directions (it reads one, writes the other).
+    const { idleTimeoutMs } = this.options;
+    if (idleTimeoutMs) {
+      client.setTimeout(idleTimeoutMs, () => {
+        this.idleClosed += 1;
+        client.destroy();
+        upstream.destroy();
+      });
+    }
   }
 
   /**

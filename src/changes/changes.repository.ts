@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { EntitySql } from '../database/entity-sql.js';
+import { PrimaryPool, type Queryable } from '../database/queryable.js';
+import type { FeedKey } from './change-token.js';
+import { UserChange } from './user-change.entity.js';
+import { UserChangesWatermark } from './user-changes-watermark.entity.js';
+
+/** The horizon of the statement's snapshot: every transaction below it has ended. */
+const HORIZON = 'pg_snapshot_xmin(pg_current_snapshot())::text::bigint';
+const PURGE_BATCH = 1000;
+/** Batches per purge run, so one run stays short whatever the backlog; the next run goes on. */
+const PURGE_MAX_BATCHES = 50;
+
+/** One read of the feed, with what the caller needs to judge the token it read after. */
+export interface FeedRead {
+  events: UserChange[];
+  /** Where the read started: the token's key, or without one the oldest event retained. */
+  start: FeedKey;
+  /** The last event the retention purge deleted, if any. */
+  purged?: FeedKey;
+  /** The first transaction id not yet started when the read's snapshot was taken. */
+  newest: bigint;
+}
+
+/** The feed's figures for the metrics (one statement). */
+export interface FeedStats {
+  /** Events written so far (the identity's last value; rolled-back writes included). */
+  written: number;
+  /** Seconds since the newest event a reader can see was written; undefined with none. */
+  visibleAgeS?: number;
+  /** Seconds the oldest running transaction holding an id has run; 0 with none. */
+  blockingAgeS: number;
+}
+
+const key = (row: { position: string; id: string }): FeedKey => ({
+  position: BigInt(row.position),
+  id: BigInt(row.id),
+});
+
+/**
+ * Every statement on `user_changes` and its watermark, on the primary. Reads return only events
+ * below the horizon of their own snapshot (docs/events.md): a transaction still running, or not
+ * started, can only add events after them, so reading in (position, id) order never passes over
+ * a change that commits later. Rows are written by the database's triggers, never here.
+ */
+@Injectable()
+export class ChangesRepository {
+  private readonly sql: EntitySql<UserChange>;
+  /** The entity's properties, as the page's rows name its columns. */
+  private readonly properties: string[];
+  private readonly pageSql: string;
+  private readonly newestSql: string;
+  private readonly purgeSql: string;
+  private readonly statsSql: string;
+
+  constructor(
+    @InjectRepository(UserChange) changes: Repository<UserChange>,
+    @InjectRepository(UserChangesWatermark) watermarks: Repository<UserChangesWatermark>,
+    private readonly primary: PrimaryPool,
+  ) {
+    const sql = (this.sql = new EntitySql(changes));
+    this.properties = changes.metadata.columns.map((column) => column.propertyName);
+    const mark = new EntitySql(watermarks);
+    const [position, id, at] = (['position', 'id', 'at'] as const).map((p) => sql.column(p));
+    const order = `${position}, ${id}`;
+    const markKey = `w.${mark.column('position')}, w.${mark.column('id')}`;
+    // One snapshot for the page, the watermark and the horizon: the purge deletes events and
+    // moves the watermark in one transaction, so a token is judged against the events read.
+    // Without a token ($1, $2 null), the read starts at the watermark.
+    this.pageSql = `
+      SELECT w.${mark.column('position')} AS "purgedPosition", w.${mark.column('id')} AS "purgedId",
+        pg_snapshot_xmax(s.snapshot)::text AS "newest", e.*
+      FROM (SELECT pg_current_snapshot() AS snapshot) s
+      LEFT JOIN ${mark.table} w ON true
+      LEFT JOIN LATERAL (
+        SELECT ${sql.selectList} FROM ${sql.table}
+        WHERE (${order}) > (coalesce($1::bigint, w.${mark.column('position')}, 0),
+                            coalesce($2::bigint, w.${mark.column('id')}, 0))
+          AND ${position} < pg_snapshot_xmin(s.snapshot)::text::bigint
+        ORDER BY ${order} LIMIT $3
+      ) e ON true`;
+    // Backwards from the horizon: the newest visible event, whatever waits above it.
+    this.newestSql =
+      `SELECT ${position}, ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON} ` +
+      `ORDER BY ${position} DESC, ${id} DESC LIMIT 1`;
+    // The oldest events below the horizon, in feed order, as long as they are expired: the purge
+    // stops at the first younger one, so the watermark never passes an event that is kept. Its
+    // key moves up only (several replicas purge at once: SKIP LOCKED gives each its own batch).
+    this.purgeSql = `
+      WITH batch AS (
+        SELECT ${position}, ${id}, ${at} FROM ${sql.table} WHERE ${position} < ${HORIZON}
+        ORDER BY ${order} LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED
+      ), expired AS (
+        SELECT ${position}, ${id} FROM (
+          SELECT ${position}, ${id},
+            bool_and(${at} < now() - make_interval(hours => $1)) OVER (ORDER BY ${order}) AS "leading"
+          FROM batch
+        ) b WHERE "leading"
+      ), gone AS (
+        DELETE FROM ${sql.table} c USING expired x
+        WHERE (c.${position}, c.${id}) = (x.${position}, x.${id}) RETURNING c.${position}, c.${id}
+      ), moved AS (
+        INSERT INTO ${mark.table} AS w (${mark.column('position')}, ${mark.column('id')})
+        SELECT ${position}, ${id} FROM gone ORDER BY ${position} DESC, ${id} DESC LIMIT 1
+        ON CONFLICT (${mark.column('singleRow')}) DO UPDATE
+          SET ${mark.column('position')} = excluded.${mark.column('position')}, ${mark.column('id')} = excluded.${mark.column('id')}
+          WHERE (${markKey}) < (excluded.${mark.column('position')}, excluded.${mark.column('id')})
+      )
+      SELECT count(*)::int AS "deleted" FROM gone`;
+    // pg_stat_activity shows other roles' transactions only to a role granted pg_read_all_stats
+    // (docs/events.md); prepared transactions hold the horizon too, and for as long as they stay.
+    this.statsSql = `
+      SELECT
+        coalesce(pg_sequence_last_value(pg_get_serial_sequence('${sql.table}', 'id')::regclass), 0)::float8 AS "written",
+        (SELECT extract(epoch FROM clock_timestamp() - ${at}) FROM ${sql.table}
+          WHERE ${position} < ${HORIZON} ORDER BY ${position} DESC, ${id} DESC LIMIT 1)::float8 AS "visibleAgeS",
+        coalesce((SELECT extract(epoch FROM clock_timestamp() - min(started)) FROM (
+          SELECT xact_start AS started FROM pg_stat_activity WHERE backend_xid IS NOT NULL
+          UNION ALL SELECT prepared FROM pg_prepared_xacts) t), 0)::float8 AS "blockingAgeS"`;
+  }
+
+  /** Up to `limit` events after `after` (without: from the oldest retained), in feed order. */
+  async page(after: FeedKey | undefined, limit: number): Promise<FeedRead> {
+    const rows = await this.primary.query<Record<string, unknown>>(this.pageSql, [
+      after?.position.toString() ?? null,
+      after?.id.toString() ?? null,
+      limit,
+    ]);
+    const [first] = rows;
+    const purged =
+      first.purgedPosition === null
+        ? undefined
+        : key({ position: first.purgedPosition as string, id: first.purgedId as string });
+    // A read that found no event still has its one row: the snapshot's, with null event columns.
+    const events = rows
+      .filter((row) => row.id !== null)
+      .map((row) =>
+        this.sql.toEntity(Object.fromEntries(this.properties.map((name) => [name, row[name]]))),
+      );
+    return {
+      events,
+      start: after ?? purged ?? { position: 0n, id: 0n },
+      purged,
+      newest: BigInt(first.newest as string),
+    };
+  }
+
+  /**
+   * The key a reader of `db` (the primary or one replica) stands at: every event before it is
+   * visible there, every later change comes after it.
+   */
+  async horizon(db: Queryable): Promise<FeedKey> {
+    const [row] = await db.query<{ position: string }>(`SELECT ${HORIZON}::text AS "position"`);
+    return { position: BigInt(row.position), id: 0n };
+  }
+
+  /** The last event a reader can see now, if any. */
+  async newestVisible(): Promise<FeedKey | undefined> {
+    const [row] = await this.primary.query<{ position: string; id: string }>(this.newestSql);
+    return row && key(row);
+  }
+
+  /** Deletes events older than `retentionHours`, in batches. @returns how many */
+  async purgeExpired(retentionHours: number): Promise<number> {
+    let deleted = 0;
+    for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
+      const [row] = await this.primary.query<{ deleted: number }>(this.purgeSql, [retentionHours]);
+      deleted += row.deleted;
+      if (row.deleted < PURGE_BATCH) break;
+    }
+    return deleted;
+  }
+
+  async stats(): Promise<FeedStats> {
+    const [row] = await this.primary.query<{
+      written: number;
+      visibleAgeS: number | null;
+      blockingAgeS: number;
+    }>(this.statsSql);
+    return {
+      written: row.written,
+      visibleAgeS: row.visibleAgeS ?? undefined,
+      blockingAgeS: Math.max(0, row.blockingAgeS),
+    };
+  }
+}

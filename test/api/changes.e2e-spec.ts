@@ -1,0 +1,177 @@
+// GET /users/changes: the events every write path adds, pages and tokens, the errors, and the
+// Changes-Token of GET /users.
+import { encodeChangeToken } from '../../src/changes/change-token.js';
+import { ChangesPurge } from '../../src/changes/changes-purge.js';
+import { drainFeed, feedEvent, versions } from '../support/changes-feed.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
+
+const INVALID_TOKEN = { error: 'the change token is invalid: it was altered or not issued here' };
+
+describe('GET /users/changes (e2e)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { CHANGES_RETENTION_HOURS: '1', CHANGES_PURGE_INTERVAL_MS: '0' },
+    });
+  });
+  afterEach(() => resetDatabase(t.dataSource));
+  afterAll(() => t.close());
+
+  const feed = (after?: string) => drainFeed(() => t.http(), after);
+  const sql = (text: string, parameters?: unknown[]) => t.dataSource.query(text, parameters);
+
+  it('is its own route, not a user id, and answers an empty feed with a token', async () => {
+    const res = await t.http().get('/users/changes').expect(200);
+    expect(res.body).toEqual({ events: [], next: expect.stringMatching(/^[\w-]+\.[\w-]{16}$/) });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('has an event for each REST write, in order, with the changed fields only', async () => {
+    const ada = (await t.http().post('/users').send({ name: 'Ada' }).expect(201)).body;
+    await t.http().patch(`/users/${ada.id}`).send({ role: 'admin' }).expect(200);
+    await t
+      .http()
+      .put(`/users/${ada.id}`)
+      .send({ name: 'Ada L', email: 'ada@example.com', role: 'admin' })
+      .expect(200);
+    // The same value again: the row's updatedAt and version move, no field changed.
+    await t.http().patch(`/users/${ada.id}`).send({ name: 'Ada L' }).expect(200);
+    await t.http().delete(`/users/${ada.id}`).expect(204);
+    expect((await feed()).events).toEqual([
+      feedEvent('created', ada.id, 1),
+      feedEvent('updated', ada.id, 2, ['role']),
+      feedEvent('updated', ada.id, 3, ['name', 'email']),
+      feedEvent('updated', ada.id, 4, []),
+      feedEvent('deleted', ada.id, 5),
+    ]);
+  });
+
+  it('has no event for an empty PATCH, a failed write or a replayed keyed create', async () => {
+    const key = { 'Idempotency-Key': 'changes-1' };
+    const ada = (await t.http().post('/users').set(key).send({ name: 'Ada' }).expect(201)).body;
+    const replay = await t.http().post('/users').set(key).send({ name: 'Ada' }).expect(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    await t.http().patch(`/users/${ada.id}`).send({}).expect(200);
+    await t.http().patch(`/users/${ada.id}`).set('If-Match', '"1.7"').send({ name: 'X' });
+    const bob = await t.http().post('/users').send({ name: 'Bob', email: 'b@example.com' });
+    await t.http().post('/users').send({ name: 'Eve', email: 'B@example.com' }).expect(409);
+    // The replay ran its create and rolled it back: the id it took is gone, its event unseen.
+    expect(versions((await feed()).events)).toEqual([
+      [ada.id, 1],
+      [bob.body.id, 1],
+    ]);
+  });
+
+  it('has the events of SQL run on the table directly, several rows per statement too', async () => {
+    await sql(`INSERT INTO users (name) VALUES ('A'), ('B'), ('C')`);
+    await sql(`UPDATE users SET role = 'ops' WHERE name IN ('A', 'B')`);
+    // A statement that changes nothing in a row: no version, no event.
+    await sql(`UPDATE users SET role = role`);
+    await sql(`DELETE FROM users WHERE name = 'A'`);
+    const { events } = await feed();
+    expect(events).toEqual([
+      feedEvent('created', 1, 1),
+      feedEvent('created', 2, 1),
+      feedEvent('created', 3, 1),
+      feedEvent('updated', 1, 2, ['role']),
+      feedEvent('updated', 2, 2, ['role']),
+      feedEvent('deleted', 1, 3),
+    ]);
+    expect(await sql(`SELECT id, version FROM users ORDER BY id`)).toEqual([
+      { id: 2, version: 2 },
+      { id: 3, version: 1 },
+    ]);
+  });
+
+  it('pages: limit events each, and next continues exactly after the page', async () => {
+    await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 25) g`);
+    const seen: number[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const res = await t.http().get('/users/changes').query({ limit: 10, after }).expect(200);
+      seen.push(...res.body.events.map((event: { data: { id: number } }) => event.data.id));
+      after = res.body.next;
+    }
+    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    // An empty page's next is the token it read after: nothing is skipped once writes resume.
+    await sql(`INSERT INTO users (name) VALUES ('late')`);
+    const res = await t.http().get('/users/changes').query({ after }).expect(200);
+    expect(versions(res.body.events)).toEqual([[26, 1]]);
+  });
+
+  it('answers 400 for a malformed, altered or made-up token, and for bad limit and wait', async () => {
+    await sql(`INSERT INTO users (name) VALUES ('A')`);
+    const { next } = await feed();
+    const [payload, check] = next.split('.');
+    const altered = `${encodeChangeToken({ position: 1n, id: 1n }).split('.')[0]}.${check}`;
+    for (const after of ['garbage', `${payload}.AAAAAAAAAAAAAAAA`, altered, `${next}.x`]) {
+      const res = await t.http().get('/users/changes').query({ after }).expect(400);
+      expect([after, res.body]).toEqual([after, INVALID_TOKEN]);
+    }
+    // A well-formed token beyond every transaction that has started: no server issued it.
+    const beyond = encodeChangeToken({ position: 2n ** 40n, id: 1n });
+    expect(
+      (await t.http().get('/users/changes').query({ after: beyond }).expect(400)).body,
+    ).toEqual({
+      error: 'the change token is invalid: it points past the newest change',
+    });
+    const list = async (query: Record<string, string>) =>
+      (await t.http().get('/users/changes').query(query).expect(400)).body;
+    const badLimit = { error: 'limit must be an integer between 1 and 1000' };
+    const badWait = { error: 'wait must be an integer between 0 and 30' };
+    expect(await list({ limit: '0' })).toEqual(badLimit);
+    expect(await list({ limit: '1001' })).toEqual(badLimit);
+    expect(await list({ wait: '31' })).toEqual(badWait);
+    expect(await list({ wait: '-1' })).toEqual(badWait);
+    expect(await list({ wait: '01' })).toEqual(badWait);
+  });
+
+  it('answers 410 for a token older than the retention, once the purge has passed it', async () => {
+    await sql(`INSERT INTO users (name) VALUES ('A')`);
+    const afterA = (await feed()).next;
+    await sql(`INSERT INTO users (name) VALUES ('B')`);
+    const afterB = (await feed()).next;
+    await sql(`INSERT INTO users (name) VALUES ('C')`);
+    // A and B are older than the retention (1 hour here); C is not.
+    await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id IN (1, 2)`);
+    expect(await t.app.get(ChangesPurge).purgeExpired()).toBe(2);
+    const gone = await t.http().get('/users/changes').query({ after: afterA }).expect(410);
+    expect(gone.body).toEqual({
+      error:
+        'the change token has expired: changes after it were purged (kept 1 hours); list the users again and follow the feed from their Changes-Token',
+    });
+    // Nothing after B was purged: its token still reads on; so does a read from the start.
+    expect(versions((await feed(afterB)).events)).toEqual([[3, 1]]);
+    expect(versions((await feed()).events)).toEqual([[3, 1]]);
+    expect(await sql(`SELECT count(*)::int AS n FROM user_changes`)).toEqual([{ n: 1 }]);
+  });
+
+  it('purges up to the first event younger than the retention, never past it', async () => {
+    await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 3) g`);
+    await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id IN (1, 3)`);
+    expect(await t.app.get(ChangesPurge).purgeExpired()).toBe(1);
+    expect(versions((await feed()).events)).toEqual([
+      [2, 1],
+      [3, 1],
+    ]);
+  });
+
+  it('gives GET /users a Changes-Token from which the feed misses nothing', async () => {
+    await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    const list = await t.http().get('/users').expect(200);
+    const token = list.headers['changes-token'];
+    expect(token).toMatch(/^[\w-]+\.[\w-]{16}$/);
+    await t.http().patch('/users/1').send({ role: 'admin' }).expect(200);
+    await t.http().post('/users').send({ name: 'Bob' }).expect(201);
+    // Everything after the list: the listed user's change and the new user.
+    const { events } = await feed(token);
+    expect(versions(events)).toEqual([
+      [1, 2],
+      [2, 1],
+    ]);
+    // Cursor mode and a filtered list carry one too.
+    const cursor = await t.http().get('/users').query({ cursor: '', role: 'admin' }).expect(200);
+    expect(cursor.headers['changes-token']).toMatch(/^[\w-]+\.[\w-]{16}$/);
+  });
+});
