@@ -15,6 +15,7 @@ export const ENDPOINT_KEYS = [
   'list',
   'posts',
   'grpc',
+  'patch',
   'create',
   'createKeyed',
 ];

@@ -10,7 +10,7 @@
 //   npm run bench -- --feed           the change feed: creates and PATCHes with its triggers on vs off, a
 //                                     page of 500 from 1,000,000 events, commit-to-consumer lag at 500 writes/s
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
-//            --only health,user,list,posts,grpc,create   --targets service,baseline,express,nest-sample
+//            --only health,user,list,posts,grpc,patch,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
 //            --cpu-prof (per-endpoint self time)   --sql-stats (pg_stat_statements per run)
 //            --explain (plans of the list query)   --sizes 100000,1000000 (--scale)

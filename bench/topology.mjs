@@ -1,14 +1,14 @@
 // `node bench/topology.mjs`: the figures behind README "Scaling out", on this machine's tools
 // (Debian PostgreSQL 15 for a primary and two pg_basebackup standbys, PgBouncer 1.18):
 //   1. the cost of bounding statements (DB_STATEMENT_TIMEOUT_MS): plain client, this service's
-//      cancelling client, and SET LOCAL in a transaction around each query, direct and through
+//      bounding client (src/database/database-client.ts), and SET LOCAL in a transaction around each query, direct and through
 //      PgBouncer (sequential SELECT 1, so round trips show);
 //   2. the share of list traffic the replicas serve, and their lag, with the built service
 //      reading from two replicas under a write load.
 // Every server listens on 127.0.0.1 on a free port and is stopped by PID at the end; every loop
 // is bounded in count.
 import pg from 'pg';
-import { cancellingClient } from '../dist/src/database/cancelling-client.js';
+import { databaseClient } from '../dist/src/database/database-client.js';
 import { cleanupOnExit } from '../scripts/lib/cleanup.mjs';
 import { startPrimary } from '../scripts/lib/pg-cluster.mjs';
 import { startPgBouncer } from '../scripts/lib/pgbouncer.mjs';
@@ -20,7 +20,7 @@ const log = (...args) => console.log(...args);
 const { cleanups, cleanup } = cleanupOnExit({ what: 'bench/topology.mjs', log });
 
 async function perQuery(url, mode) {
-  const Client = mode === 'cancelling' ? cancellingClient(5000) : pg.Client;
+  const Client = mode === 'bounded' ? databaseClient(5000) : pg.Client;
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
@@ -59,14 +59,14 @@ try {
     ['PgBouncer', bouncer.url],
   ]) {
     // Interleaved and repeated on a shared machine: the best of three runs per mode.
-    const row = { plain: Infinity, cancelling: Infinity, 'set-local': Infinity };
+    const row = { plain: Infinity, bounded: Infinity, 'set-local': Infinity };
     for (let repetition = 0; repetition < 3; repetition++) {
       for (const mode of Object.keys(row))
         row[mode] = Math.min(row[mode], await perQuery(url, mode));
     }
     for (const mode of Object.keys(row)) row[mode] = row[mode].toFixed(0);
     log(
-      `   ${name.padEnd(10)} plain ${row.plain}  cancelling client ${row.cancelling}  SET LOCAL ${row['set-local']}`,
+      `   ${name.padEnd(10)} plain ${row.plain}  service's client ${row.bounded}  SET LOCAL ${row['set-local']}`,
     );
   }
 

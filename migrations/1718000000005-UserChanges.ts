@@ -1,4 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { grantToRuntime, revokeFromRuntime, runAsOwner } from './runtime-role.js';
+
+/** The largest event id: a watermark at it expires every token of its position. */
+const MAX_BIGINT = '9223372036854775807';
 
 /** The user properties an `updated` event can name, with their columns (docs/events.md). */
 const TRACKED = [
@@ -101,12 +105,37 @@ export class UserChanges1718000000005 implements MigrationInterface {
     await queryRunner.query(`
       CREATE TRIGGER "users_changes_delete" AFTER DELETE ON "users"
         FOR EACH ROW EXECUTE FUNCTION "user_changes_record"()`);
+    // TRUNCATE fires no row trigger: the users are all gone at once, and their ids may start
+    // again from 1 (RESTART IDENTITY), which would make new users' events pass for old ones. The
+    // feed starts again with them: its events go, and every token issued before is expired (410),
+    // so each consumer lists the users again and follows from there.
+    await queryRunner.query(`
+      CREATE FUNCTION "user_changes_reset"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM "user_changes";
+        INSERT INTO "user_changes_watermark" ("position", "id")
+        VALUES (pg_current_xact_id()::text::bigint, ${MAX_BIGINT})
+        ON CONFLICT ("single_row") DO UPDATE SET "position" = excluded."position", "id" = excluded."id";
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(`
+      CREATE TRIGGER "users_changes_truncate" AFTER TRUNCATE ON "users"
+        FOR EACH STATEMENT EXECUTE FUNCTION "user_changes_reset"()`);
+    // The service's runtime role reads the feed and purges it; only the trigger, running as the
+    // migration role, writes events, so no bug or injection can forge one. The purge's FOR UPDATE
+    // SKIP LOCKED needs UPDATE on some column; no statement of the service updates an event.
+    await runAsOwner(queryRunner, 'user_changes_record');
+    await grantToRuntime(queryRunner, 'SELECT, DELETE, UPDATE ("at")', 'user_changes');
+    await grantToRuntime(queryRunner, 'SELECT, INSERT, UPDATE', 'user_changes_watermark');
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    for (const event of ['insert', 'update', 'delete']) {
+    await revokeFromRuntime(queryRunner, 'SELECT, INSERT, UPDATE', 'user_changes_watermark');
+    await revokeFromRuntime(queryRunner, 'SELECT, DELETE, UPDATE ("at")', 'user_changes');
+    for (const event of ['insert', 'update', 'delete', 'truncate']) {
       await queryRunner.query(`DROP TRIGGER "users_changes_${event}" ON "users"`);
     }
+    await queryRunner.query(`DROP FUNCTION "user_changes_reset"()`);
     await queryRunner.query(`DROP FUNCTION "user_changes_record"()`);
     await queryRunner.query(`DROP TABLE "user_changes_watermark"`);
     await queryRunner.query(`DROP TABLE "user_changes"`);

@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { AppConfigModule } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { InternalsSelfCheck } from './internals/self-check.js';
 import { ObservabilityModule } from './observability/observability.module.js';
 import { PostsModule } from './posts/posts.module.js';
 import { projectRoot } from './project-root.js';
@@ -45,6 +46,7 @@ import { UtilityModule } from './utility/utility.module.js';
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
+    InternalsSelfCheck,
   ],
 })
 export class AppModule {}

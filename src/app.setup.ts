@@ -16,7 +16,7 @@ import { HealthService } from './health/health.service.js';
  * balancers: 60 s), so the proxy always closes first and never reuses a connection the service is
  * closing at that moment (the cause of sporadic 502s). Headers must arrive within this too.
  */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * HTTP settings shared by main.ts and the e2e tests. The app must be created with

@@ -1,24 +1,26 @@
 import 'reflect-metadata';
-import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger, PinoLogger } from 'nestjs-pino';
+import type { Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module.js';
 import { configureApp } from './app.setup.js';
 import { grpcOptions } from './grpc/grpc-options.js';
-import { AppConfig } from './config/app-config.js';
+import { AppConfig, loadEnv } from './config/app-config.js';
 import { ConfigError } from './config/env.validation.js';
+import { createRootLogger, logProcessFailures } from './observability/logging.js';
+import { nestLoggerParams, withRootLogger } from './observability/observability.module.js';
 
-// Every line the process writes is one JSON object, from the first: Nest's own logger in JSON
-// mode until configureApp hands logging to pino, and for a boot that fails before that.
-const bootLogger = new ConsoleLogger({ json: true });
-
-async function bootstrap(): Promise<void> {
+/**
+ * Every line the process writes is one JSON object of one schema, stamped when it is written:
+ * the root logger is made first, from the validated environment, and Nest logs through it from
+ * its first line (no buffering until the app is up). The modules use the same logger.
+ */
+async function bootstrap(logger: RootLogger): Promise<void> {
   // The JSON body parser is registered by configureApp, after the request id and the request log.
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(withRootLogger(AppModule, logger), {
     bodyParser: false,
-    bufferLogs: true,
-    logger: bootLogger,
+    logger: new Logger(new PinoLogger(nestLoggerParams(logger)), {}),
   });
   configureApp(app);
   app.connectMicroservice(grpcOptions(app));
@@ -30,16 +32,27 @@ async function bootstrap(): Promise<void> {
   app.get(Logger).log(`HTTP on ${host}:${port}, gRPC on ${host}:${grpcPort}`, 'Bootstrap');
 }
 
-bootstrap().catch((error: unknown) => {
+/** A boot that failed outside Nest (Nest logs its own failures, then exits 1). */
+function failed(logger: RootLogger, error: unknown): never {
   if (error instanceof ConfigError) {
     // A bad environment is an operator's mistake: name the variables, no stack trace.
-    bootLogger.error(error.message, undefined, 'Bootstrap');
+    logger.error({ context: 'Bootstrap' }, error.message);
   } else {
-    bootLogger.error(
-      'failed to start',
-      error instanceof Error ? error.stack : String(error),
-      'Bootstrap',
-    );
+    logger.error({ context: 'Bootstrap', err: error }, 'failed to start');
   }
+  // Lines still buffered are written when the process exits.
   process.exit(1);
-});
+}
+
+// Validated here for the logger's settings, before anything else runs (AppConfigModule reads the
+// same environment again for the modules, with the same result).
+let config: AppConfig;
+try {
+  config = AppConfig.fromEnv(loadEnv());
+} catch (error) {
+  // LOG_LEVEL may be the bad variable itself: this line is written with the defaults.
+  failed(createRootLogger({ logLevel: 'info', production: true }), error);
+}
+const logger = createRootLogger(config);
+logProcessFailures(logger);
+bootstrap(logger).catch((error: unknown) => failed(logger, error));

@@ -3,8 +3,7 @@
 --
 --   wrk ... -s wrk-requests.lua URL -- KEY USERS SEED MAX_PER_THREAD RUN_TAG ROLES POST_ROLE
 --
--- KEY is health, user, user304, list, posts, create, createKeyed or patch (a new name for a random
--- user: `npm run bench -- --feed`); ROLES a comma-separated list for the list query.
+-- KEY is health, user, user304, list, posts, patch (also `npm run bench -- --feed`), create or createKeyed; ROLES a comma-separated list for the list query.
 -- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
 local threads = {}
@@ -17,6 +16,7 @@ end
 local key, users, max_answers, tag, post_role
 local roles = {}
 local created = 0
+local patched = 0
 local answered = 0
 statuses = {}
 
@@ -46,6 +46,11 @@ function request()
     -- Revalidation that matches: seeded users are at version 1, so their ETag is "<id>.1".
     local id = math.random(1, users)
     return wrk.format("GET", "/users/" .. id, { ["If-None-Match"] = '"' .. id .. '.1"' })
+  elseif key == "patch" then
+    -- An unconditional rename of a seeded user.
+    patched = patched + 1
+    local body = string.format('{"name":"Bench Patch %s-%d"}', tag, patched)
+    return wrk.format("PATCH", "/users/" .. math.random(1, users), json_headers, body)
   elseif key == "create" or key == "createKeyed" then
     -- A unique email per request (no 409s), and a role the list endpoint never asks for.
     created = created + 1
@@ -58,10 +63,6 @@ function request()
                   ["Idempotency-Key"] = string.format("bench-%s-%d", tag, created) }
     end
     return wrk.format("POST", "/users", headers, body)
-  elseif key == "patch" then
-    created = created + 1
-    local body = string.format('{"name":"Bench Patch %s %d"}', tag, created)
-    return wrk.format("PATCH", "/users/" .. math.random(1, users), json_headers, body)
   end
   return wrk.format("GET", "/health")
 end

@@ -94,16 +94,22 @@ export function send(
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
- * @param {{ agent?: Agent | false; timeoutMs?: number }} [options]
+ * @param {{ agent?: Agent | false; timeoutMs?: number; headers?: Record<string, string> }} [options]
  * @returns {Promise<JsonResult>}
  */
-export async function requestJson(base, method, path, body, { agent = false, timeoutMs } = {}) {
+export async function requestJson(
+  base,
+  method,
+  path,
+  body,
+  { agent = false, timeoutMs, headers = {} } = {},
+) {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   try {
     const reply = await send(base, {
       method,
       path,
-      headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+      headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
       body: payload,
       agent,
       timeoutMs,

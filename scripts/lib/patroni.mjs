@@ -1,54 +1,19 @@
 // A throwaway Patroni cluster for the failover test (Debian's patroni, etcd-server and PostgreSQL
-// binaries): members on free 127.0.0.1 ports (REST API and PostgreSQL), each with its data in a
-// temp directory, run as the `postgres` OS user (PostgreSQL refuses root), stopped by PID. The
-// test injects faults through the PIDs it reads here: the Patroni daemon, its postmaster and the
-// postmaster's children (a node loss), the WAL receiver (a standby cut off from the leader).
-import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
+// binaries): its members (scripts/lib/patroni-member.mjs) on one etcd in synchronous mode, the
+// timings that make a failover take seconds, and the tools it needs.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { etcdPath } from './etcd.mjs';
 import { haproxyPath } from './haproxy.mjs';
-import { freePorts } from './ports.mjs';
-import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system-tools.mjs';
+import { getJson, startMember } from './patroni-member.mjs';
+import { findPostgresBin, findTool } from './system-tools.mjs';
 
 /**
- * @typedef {object} PatroniTimings
- * @property {number} ttl Seconds the leader key lives without renewal.
- * @property {number} loop_wait Seconds between two runs of each member's HA loop.
- * @property {number} retry_timeout Seconds Patroni retries etcd and PostgreSQL operations before
- *   giving up.
- * @property {number} primary_start_timeout Seconds a leader whose PostgreSQL crashed may take to
- *   start it again before it hands over to a synchronous standby; 0: it hands over at once.
- */
-
-/**
- * @typedef {object} PatroniMember
- * @property {string} name
- * @property {number} restPort
- * @property {number} pgPort
- * @property {string} restUrl http://127.0.0.1:REST_PORT
- * @property {string} dataDir
- * @property {number | undefined} pid The Patroni daemon's PID.
- * @property {() => string} output
- * @property {() => boolean} running
- * @property {() => number | undefined} postmasterPid
- * @property {(database?: string) => string} url postgres://postgres@127.0.0.1:PG_PORT/DATABASE
- *   (trust auth), straight to this member.
- * @property {() => Promise<PatroniStatus | undefined>} status
- * @property {() => Promise<number | undefined>} walReceiverPid
- * @property {() => Promise<number[]>} kill SIGKILL to Patroni, its postmaster and the
- *   postmaster's children; resolves with their PIDs.
- * @property {() => Promise<number>} killPostmaster SIGKILL to the postmaster only (a PostgreSQL
- *   crash; Patroni keeps running); resolves with its PID.
- * @property {() => Promise<void>} stop
- */
-
-/**
- * @typedef {object} PatroniStatus GET /patroni: a member's own view of itself.
- * @property {string} [role]
- * @property {string} [state]
- * @property {number} [timeline]
+ * @typedef {import('./patroni-member.mjs').PatroniTimings} PatroniTimings
+ * @typedef {import('./patroni-member.mjs').PatroniMember} PatroniMember
+ * @typedef {import('./patroni-member.mjs').PatroniStatus} PatroniStatus GET /patroni: a member's own
+ *   view of itself.
+ * @typedef {import('./patroni-member.mjs').MemberOptions} MemberOptions
  */
 
 /**
@@ -79,18 +44,6 @@ import { findPostgresBin, findTool, serviceTempDir, startDaemon } from './system
  * @property {(lost: PatroniMember, options?: { timeoutMs?: number }) => Promise<PatroniMember>} replace
  * @property {() => Promise<void>} stop
  */
-
-/**
- * @typedef {object} MemberOptions
- * @property {string} scope
- * @property {string} name
- * @property {string} etcdUrl
- * @property {PatroniTimings} timings
- * @property {Record<string, string | number>} parameters
- */
-
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The patroni binary, or undefined when it is not installed.
@@ -127,235 +80,6 @@ export function missingFailoverTools() {
 export const FAST_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4, primary_start_timeout: 0 };
 
 /**
- * @param {number} pid
- * @param {NodeJS.Signals} name
- * @returns {boolean}
- */
-function signal(pid, name) {
-  try {
-    process.kill(pid, name);
-    return true;
-  } catch {
-    return false; // already gone
-  }
-}
-
-/**
- * PIDs whose parent is `parent` (read from /proc), e.g. a postmaster's backends.
- * @param {number} parent
- * @returns {number[]}
- */
-function childPids(parent) {
-  /** @type {number[]} */
-  const children = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid …; comm may hold spaces and parentheses: split after the last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent) children.push(Number(entry));
-    } catch {
-      // exited while we read
-    }
-  }
-  return children;
-}
-
-/**
- * @param {number} pid
- * @returns {boolean}
- */
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    // A zombie still answers signal 0 but has stopped running.
-    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/**
- * @param {string} url
- * @param {number} [timeoutMs]
- * @returns {Promise<{ status: number; body: unknown }>}
- */
-async function getJson(url, timeoutMs = 1000) {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-  return { status: response.status, body: await response.json().catch(() => undefined) };
-}
-
-/**
- * @param {MemberOptions & { dir: string; restPort: number; pgPort: number }} options
- */
-function memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters }) {
-  const host = '127.0.0.1';
-  return {
-    scope,
-    name,
-    log: { level: 'INFO' },
-    restapi: { listen: `${host}:${restPort}`, connect_address: `${host}:${restPort}` },
-    etcd3: { hosts: [new URL(etcdUrl).host] },
-    bootstrap: {
-      dcs: {
-        ...timings,
-        // Commits wait for the synchronous standby, and only that standby may be promoted.
-        synchronous_mode: true,
-        // In synchronous mode the sync standby holds every acknowledged commit, whatever its
-        // replay lag in bytes; the default 1 MB would forbid promoting it after a burst of writes.
-        maximum_lag_on_failover: 64 * 1024 * 1024,
-        postgresql: {
-          use_pg_rewind: false,
-          use_slots: true,
-          parameters: {
-            // A throwaway cluster: the test kills processes, never the machine, so the OS keeps
-            // every write. wal_sender_timeout stays at its default (60 s): a frozen standby
-            // keeps its walsender "streaming" well past the test's partition.
-            fsync: 'off',
-            full_page_writes: 'off',
-            max_connections: 100,
-            max_wal_senders: 10,
-            max_replication_slots: 10,
-            wal_keep_size: '128MB',
-            ...parameters,
-          },
-        },
-      },
-      initdb: [{ encoding: 'UTF8' }, 'no-sync'],
-    },
-    postgresql: {
-      listen: `${host}:${pgPort}`,
-      connect_address: `${host}:${pgPort}`,
-      data_dir: path.join(dir, 'data'),
-      bin_dir: findPostgresBin('pg_basebackup'),
-      pgpass: path.join(dir, 'pgpass'),
-      // Trust on loopback only: no password to manage in a throwaway cluster.
-      pg_hba: [
-        'local all all trust',
-        `host all all ${host}/32 trust`,
-        `host replication all ${host}/32 trust`,
-      ],
-      authentication: {
-        superuser: { username: 'postgres' },
-        replication: { username: 'postgres' },
-      },
-      // The socket lives in the member's own directory, not in a shared /tmp or /run.
-      parameters: { unix_socket_directories: dir },
-    },
-    tags: { nofailover: false, noloadbalance: false, clonefrom: false },
-  };
-}
-
-/**
- * @param {MemberOptions & { ports?: [number, number] }} options
- * @returns {Promise<PatroniMember>}
- */
-async function startMember({ scope, name, etcdUrl, timings, parameters, ports }) {
-  const [restPort, pgPort] = ports ?? (await freePorts(2));
-  const { dir, remove } = await serviceTempDir(`users-service-patroni-${name}-`);
-  const config = memberConfig({ scope, name, dir, restPort, pgPort, etcdUrl, timings, parameters });
-  const file = path.join(dir, 'patroni.yml');
-  // JSON is YAML; readable by the `postgres` user Patroni runs as.
-  await writeFile(file, JSON.stringify(config, null, 2), { mode: 0o644 });
-  // Defined: startPatroniCluster checked that patroni is installed.
-  const daemon = startDaemon(/** @type {string} */ (patroniPath()), [file], {
-    name: `patroni ${name}`,
-    env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8' },
-  });
-  const restUrl = `http://127.0.0.1:${restPort}`;
-  const dataDir = config.postgresql.data_dir;
-
-  /** The postmaster's PID from postmaster.pid, or undefined while PostgreSQL is down. */
-  const postmasterPid = () => {
-    try {
-      const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return pid > 0 && alive(pid) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-
-  /** @type {PatroniMember} */
-  const member = {
-    name,
-    restPort,
-    pgPort,
-    restUrl,
-    dataDir,
-    pid: daemon.pid,
-    output: daemon.output,
-    running: daemon.running,
-    postmasterPid,
-    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
-    /** GET /patroni: this member's own view (role, state, timeline, …). */
-    status: async () =>
-      /** @type {PatroniStatus | undefined} */ ((await getJson(`${restUrl}/patroni`)).body),
-    /** The WAL receiver's PID on this (standby) member, or undefined. */
-    async walReceiverPid() {
-      const client = new pg.Client({
-        connectionString: member.url(),
-        connectionTimeoutMillis: 2000,
-      });
-      await client.connect();
-      try {
-        const { rows } = await client.query('SELECT pid FROM pg_stat_wal_receiver');
-        return rows[0]?.pid ?? undefined;
-      } finally {
-        await client.end();
-      }
-    },
-    /**
-     * The node dies at once, as a lost machine does: SIGKILL to Patroni, its postmaster and every
-     * child of the postmaster (backends, walsenders), read before any of them is signalled.
-     */
-    async kill() {
-      const postmaster = postmasterPid();
-      // Undefined only if the spawn failed; signal() and alive() then take it as already gone.
-      const victims = [
-        /** @type {number} */ (daemon.pid),
-        ...(postmaster ? [postmaster, ...childPids(postmaster)] : []),
-      ];
-      for (const pid of victims) signal(pid, 'SIGKILL');
-      await daemon.exited;
-      const deadline = Date.now() + 10_000;
-      while (victims.some(alive)) {
-        if (Date.now() > deadline) throw new Error(`${name}: processes still alive after SIGKILL`);
-        await sleep(20);
-      }
-      return victims;
-    },
-    /**
-     * PostgreSQL crashes, Patroni stays: SIGKILL to the postmaster alone. Its backends notice and
-     * exit, closing every client connection; Patroni finds PostgreSQL down on its next HA loop.
-     */
-    async killPostmaster() {
-      const postmaster = postmasterPid();
-      if (!postmaster) throw new Error(`${name}: PostgreSQL is not running`);
-      signal(postmaster, 'SIGKILL');
-      const deadline = Date.now() + 10_000;
-      while (alive(postmaster)) {
-        if (Date.now() > deadline) throw new Error(`${name}: postmaster alive after SIGKILL`);
-        await sleep(20);
-      }
-      return postmaster;
-    },
-    /** Stops Patroni (which stops PostgreSQL), then anything of the node left, and removes it. */
-    async stop() {
-      const postmaster = postmasterPid();
-      await daemon.stop('SIGTERM', 20_000);
-      if (postmaster && alive(postmaster)) {
-        for (const pid of [postmaster, ...childPids(postmaster)]) signal(pid, 'SIGKILL');
-        const deadline = Date.now() + 10_000;
-        while (alive(postmaster) && Date.now() < deadline) await sleep(20);
-      }
-      await remove();
-    },
-  };
-  return member;
-}
-
-/**
  * Starts a Patroni cluster of `members` nodes on the etcd at `etcdUrl` in synchronous mode, waits
  * until it has a leader serving `database` (created on it) and a streaming synchronous standby.
  * Returns the members and helpers to read the leader and wait for role changes.
@@ -366,6 +90,7 @@ async function startMember({ scope, name, etcdUrl, timings, parameters, ports })
  *   scope?: string;
  *   timings?: PatroniTimings;
  *   parameters?: Record<string, string | number>;
+ *   watchLog?: RegExp;
  *   timeoutMs?: number;
  * }} options
  * @returns {Promise<PatroniCluster>}
@@ -377,9 +102,11 @@ export async function startPatroniCluster({
   scope = `users-failover-${process.pid}-${Date.now()}`,
   timings = FAST_TIMINGS,
   parameters = {},
+  watchLog,
   timeoutMs = 60_000,
 }) {
-  if (!patroniPath()) throw new Error('patroni is not installed (Debian: apt-get install patroni)');
+  const patroni = patroniPath();
+  if (!patroni) throw new Error('patroni is not installed (Debian: apt-get install patroni)');
   /** @type {PatroniMember[]} */
   const members = [];
   /** @type {PatroniCluster} */
@@ -448,11 +175,13 @@ export async function startPatroniCluster({
     async replace(lost, { timeoutMs: wait = 60_000 } = {}) {
       await lost.stop();
       const fresh = await startMember({
+        patroni,
         scope,
         name: lost.name,
         etcdUrl,
         timings,
         parameters,
+        watchLog,
         ports: [lost.restPort, lost.pgPort],
       });
       members[members.indexOf(lost)] = fresh;
@@ -467,7 +196,17 @@ export async function startPatroniCluster({
     // Started together: one wins etcd's initialize key and runs initdb, the others wait for its
     // leader key and clone it with pg_basebackup.
     for (let i = 0; i < count; i++) {
-      members.push(await startMember({ scope, name: `pg${i}`, etcdUrl, timings, parameters }));
+      members.push(
+        await startMember({
+          patroni,
+          scope,
+          name: `pg${i}`,
+          etcdUrl,
+          timings,
+          parameters,
+          watchLog,
+        }),
+      );
     }
     const primary = await cluster.waitForPrimary({ withSyncStandby: count > 1, timeoutMs });
     const admin = new pg.Client({ connectionString: primary.url() });

@@ -15,6 +15,7 @@ import path from 'node:path';
  * @property {string} name
  * @property {number | undefined} pid
  * @property {() => string} output
+ * @property {() => string[]} watched Lines that matched the `watch` pattern, from the start.
  * @property {() => boolean} running
  * @property {Promise<{ code: number | null; signal: NodeJS.Signals | null }>} exited
  * @property {(signal?: NodeJS.Signals, timeoutMs?: number) => Promise<void>} stop
@@ -92,34 +93,49 @@ export function runAsServiceUser(file, args, options = {}) {
 
 /**
  * Starts a long-running server as a child of this process (as the service user when `asUser`),
- * keeping the end of its output. `stop(signal)` sends the signal to that PID and waits, at most
- * `timeoutMs`, for the exit, then kills it.
+ * keeping the end of its output, and every line matching `watch` (up to 1000) however long it
+ * runs. `stop(signal)` sends the signal to that PID and waits, at most `timeoutMs`, for the exit,
+ * then kills it.
  * @param {string} file
  * @param {string[]} args
- * @param {{ asUser?: boolean; name?: string; env?: NodeJS.ProcessEnv }} [options]
+ * @param {{ asUser?: boolean; name?: string; env?: NodeJS.ProcessEnv; watch?: RegExp }} [options]
  * @returns {Daemon}
  */
-export function startDaemon(file, args, { asUser = true, name = path.basename(file), env } = {}) {
+export function startDaemon(
+  file,
+  args,
+  { asUser = true, name = path.basename(file), env, watch } = {},
+) {
   const child = spawn(file, args, {
     ...(asUser ? serviceUser() : {}),
     env: env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  /** @param {Buffer | string} chunk */
-  const keep = (chunk) => (output = (output + chunk).slice(-20_000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  /** @type {string[]} */
+  const watched = [];
+  const partial = { stdout: '', stderr: '' };
+  /** @param {'stdout' | 'stderr'} stream */
+  const keep = (stream) => (/** @type {Buffer | string} */ chunk) => {
+    output = (output + chunk).slice(-20_000);
+    if (!watch) return;
+    const lines = (partial[stream] + chunk).split('\n');
+    partial[stream] = lines.pop() ?? '';
+    for (const line of lines) if (watch.test(line) && watched.length < 1000) watched.push(line);
+  };
+  child.stdout.on('data', keep('stdout'));
+  child.stderr.on('data', keep('stderr'));
   /** @type {Daemon['exited']} */
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  child.once('error', (error) => keep(`\n${name}: ${error.message}\n`));
+  child.once('error', (error) => keep('stderr')(`\n${name}: ${error.message}\n`));
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     name,
     pid: child.pid,
     output: () => output,
+    watched: () => [...watched],
     running,
     exited,
     async stop(signal = 'SIGTERM', timeoutMs = 10_000) {

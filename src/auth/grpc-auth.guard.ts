@@ -8,14 +8,9 @@ import { setCaller } from '../observability/caller.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
-import { AuthenticationError } from './auth-errors.js';
+import { refusalOf } from './auth-errors.js';
 import { requirementOf } from './requirement.js';
-import {
-  type Caller,
-  InsufficientScopeError,
-  KeysUnavailableError,
-  TokenVerifierService,
-} from './token-verifier.service.js';
+import { type Caller, TokenVerifierService } from './token-verifier.service.js';
 
 /**
  * Bearer authentication and scopes for gRPC handlers: the token comes in the `authorization`
@@ -57,20 +52,14 @@ export class GrpcAuthGuard implements CanActivate {
   }
 
   private refusal(error: unknown, context: ExecutionContext): unknown {
-    const reason = (error as { reason?: string }).reason;
-    if (!reason) return error;
-    const code =
-      error instanceof KeysUnavailableError
-        ? status.UNAVAILABLE
-        : error instanceof InsufficientScopeError
-          ? status.PERMISSION_DENIED
-          : status.UNAUTHENTICATED;
-    const message = error instanceof AuthenticationError ? error.message : (error as Error).message;
+    const refusal = refusalOf(error);
+    if (!refusal) return error;
+    const { reason, grpcCode: code, message } = refusal;
     this.metrics.authRejections.inc({ transport: 'grpc', status: status[code], reason });
     const pattern = getRpcInfo(context).pattern as { service?: string; rpc?: string } | undefined;
     const method = `users.${pattern?.service ?? 'unknown'}/${pattern?.rpc ?? 'unknown'}`;
     this.logger.info(
-      { grpc: { method, code: status[code] }, auth: { rejected: reason } },
+      { context: 'gRPC', grpc: { method, code: status[code] }, auth: { rejected: reason } },
       `gRPC ${method} ${status[code]}`,
     );
     return new RpcException({ code, message });

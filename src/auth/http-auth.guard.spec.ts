@@ -5,11 +5,8 @@ import { callerOf } from '../observability/caller.js';
 import type { MetricsService } from '../observability/metrics.service.js';
 import { HttpAuthGuard } from './http-auth.guard.js';
 import { AUTH_REQUIREMENT } from './scopes.js';
-import {
-  type Caller,
-  InsufficientScopeError,
-  type TokenVerifierService,
-} from './token-verifier.service.js';
+import { InsufficientScopeError } from './auth-errors.js';
+import { type Caller, type TokenVerifierService } from './token-verifier.service.js';
 
 class Controller {
   read(): void {}

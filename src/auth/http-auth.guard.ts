@@ -11,15 +11,10 @@ import type { Request, Response } from 'express';
 import { setCaller } from '../observability/caller.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
-import { AuthenticationError } from './auth-errors.js';
+import { refusalOf } from './auth-errors.js';
 import { authorizationValues } from './bearer.js';
 import { requirementOf } from './requirement.js';
-import {
-  type Caller,
-  InsufficientScopeError,
-  KeysUnavailableError,
-  TokenVerifierService,
-} from './token-verifier.service.js';
+import { type Caller, TokenVerifierService } from './token-verifier.service.js';
 
 /**
  * Bearer authentication and scopes for HTTP handlers (RFC 6750). Guards run before pipes,
@@ -62,28 +57,16 @@ export class HttpAuthGuard implements CanActivate {
   }
 
   private refusal(error: unknown, request: Request, response: Response): unknown {
-    const reason = (error as { reason?: string }).reason;
-    if (!reason) return error;
+    const refusal = refusalOf(error);
+    if (!refusal) return error;
+    const { reason, httpStatus, challenge, message } = refusal;
     setCaller(request, { rejected: reason });
-    if (error instanceof KeysUnavailableError) {
-      this.metrics.authRejections.inc({ transport: 'http', status: '503', reason });
-      return new ServiceUnavailableException();
-    }
-    if (error instanceof InsufficientScopeError) {
-      this.metrics.authRejections.inc({ transport: 'http', status: '403', reason });
-      response.setHeader(
-        'WWW-Authenticate',
-        `Bearer error="insufficient_scope", scope="${error.scope}"`,
-      );
-      return new ForbiddenException(error.message);
-    }
-    const authError = error as AuthenticationError;
-    this.metrics.authRejections.inc({ transport: 'http', status: '401', reason });
-    response.setHeader(
-      'WWW-Authenticate',
-      authError.tokenSent ? 'Bearer realm="users", error="invalid_token"' : 'Bearer realm="users"',
-    );
-    return new UnauthorizedException(authError.message);
+    this.metrics.authRejections.inc({ transport: 'http', status: String(httpStatus), reason });
+    if (challenge) response.setHeader('WWW-Authenticate', challenge);
+    if (httpStatus === 503) return new ServiceUnavailableException();
+    return httpStatus === 403
+      ? new ForbiddenException(message)
+      : new UnauthorizedException(message);
   }
 }
 

@@ -62,6 +62,21 @@ describe(JwksCache.name, () => {
     expect(changes).toBe(0);
   });
 
+  it('counts failed fetches and remembers when one last succeeded', async () => {
+    expect(cache.refreshes).toEqual({ failures: 0 });
+    jwks.down = true;
+    await expect(cache.refresh()).rejects.toBeInstanceOf(JwksFetchError);
+    expect(cache.refreshes).toEqual({ failures: 1 });
+    jwks.down = false;
+    await cache.refresh();
+    expect(cache.refreshes).toEqual({ failures: 1, lastSuccessAt: now });
+    now += 600_000;
+    jwks.down = true;
+    // Joined refreshes are one fetch, so one failure.
+    await Promise.all([cache.refresh(), cache.refresh()].map((p) => p.catch(() => undefined)));
+    expect(cache.refreshes).toEqual({ failures: 2, lastSuccessAt: now - 600_000 });
+  });
+
   it('joins concurrent refreshes into one fetch, and refuses a body that is no JWKS', async () => {
     await Promise.all([cache.refresh(), cache.refresh(), cache.refresh()]);
     expect(jwks.fetches).toBe(1);

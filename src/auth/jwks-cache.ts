@@ -17,6 +17,14 @@ export interface JwksCacheOptions {
   now?: () => number;
 }
 
+/** How fetching the key set has gone so far (read by the metrics when scraped). */
+export interface JwksRefreshes {
+  /** Fetches that failed (timer, boot and unknown-kid fetches alike). */
+  failures: number;
+  /** When a fetch last succeeded (ms since the epoch); undefined until one has. */
+  lastSuccessAt?: number;
+}
+
 /** The key set could not be fetched: the cache keeps what it had. */
 export class JwksFetchError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -38,6 +46,7 @@ export class JwksCache {
   private fingerprint = '';
   private lastFetchAt = Number.NEGATIVE_INFINITY;
   private inFlight?: Promise<void>;
+  private readonly counts: JwksRefreshes = { failures: 0 };
   private readonly timeoutMs: number;
   private readonly cooldownMs: number;
   private readonly now: () => number;
@@ -53,9 +62,24 @@ export class JwksCache {
     return this.keys !== undefined;
   }
 
+  /** Counts of the fetches so far: a copy, for the metrics. */
+  get refreshes(): JwksRefreshes {
+    return { ...this.counts };
+  }
+
   /** Fetches the key set now (joining a fetch already running); throws JwksFetchError. */
   refresh(): Promise<void> {
-    this.inFlight ??= this.fetchKeys().finally(() => (this.inFlight = undefined));
+    this.inFlight ??= this.fetchKeys()
+      .then(
+        () => {
+          this.counts.lastSuccessAt = this.now();
+        },
+        (error: unknown) => {
+          this.counts.failures++;
+          throw error;
+        },
+      )
+      .finally(() => (this.inFlight = undefined));
     return this.inFlight;
   }
 

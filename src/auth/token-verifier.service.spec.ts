@@ -8,8 +8,8 @@ import {
 } from '../../test/support/identity-provider.js';
 import { AppConfig } from '../config/app-config.js';
 import { validateEnv } from '../config/env.validation.js';
-import { AuthenticationError } from './auth-errors.js';
-import { InsufficientScopeError, TokenVerifierService } from './token-verifier.service.js';
+import { AuthenticationError, InsufficientScopeError } from './auth-errors.js';
+import { TokenVerifierService } from './token-verifier.service.js';
 
 const READ = { kind: 'scope', scope: 'users:read' } as const;
 

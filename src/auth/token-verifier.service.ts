@@ -1,31 +1,25 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { jwtVerify, type JWTPayload } from 'jose';
 import type { Logger } from 'pino';
 import { AppConfig, type AuthSettings } from '../config/app-config.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
-import { AuthenticationError, type RejectionReason } from './auth-errors.js';
+import { MetricsService } from '../observability/metrics.service.js';
+import {
+  AuthenticationError,
+  InsufficientScopeError,
+  KeysUnavailableError,
+  type RejectionReason,
+} from './auth-errors.js';
 import { bearerToken } from './bearer.js';
-import { JwksCache, JwksFetchError } from './jwks-cache.js';
-import { grantedScopes, type AuthRequirement, type Scope } from './scopes.js';
+import { JwksCache, JwksFetchError, type JwksRefreshes } from './jwks-cache.js';
+import { grantedScopes, type AuthRequirement } from './scopes.js';
 import { VerifiedTokens, type VerifiedToken } from './verified-tokens.js';
-
-/** A valid token without the scope the operation needs: 403 / PERMISSION_DENIED. */
-export class InsufficientScopeError extends Error {
-  readonly reason = 'insufficient_scope';
-  constructor(readonly scope: Scope) {
-    super(`the bearer token lacks the scope ${scope} this operation needs`);
-    this.name = 'InsufficientScopeError';
-  }
-}
-
-/** No key set has been fetched yet (the instance is not ready): 503 / UNAVAILABLE. */
-export class KeysUnavailableError extends Error {
-  readonly reason = 'keys_unavailable';
-  constructor() {
-    super('the token signing keys are not available yet');
-    this.name = 'KeysUnavailableError';
-  }
-}
 
 /** Who called, as the logs and spans name them. */
 export interface Caller {
@@ -34,7 +28,7 @@ export interface Caller {
 }
 
 /** Entries of the verified-token cache (about 300 bytes each, so about 3 MB at most). */
-export const VERIFIED_TOKENS_MAX = 10_000;
+const VERIFIED_TOKENS_MAX = 10_000;
 const BOOT_RETRY_MIN_MS = 250;
 const BOOT_RETRY_MAX_MS = 5000;
 
@@ -73,7 +67,9 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
   constructor(
     config: AppConfig,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Optional() metrics?: MetricsService,
   ) {
+    metrics?.readKeyRefreshesFrom(() => this.keyRefreshes);
     this.settings = config.auth;
     this.enabled = config.auth.mode === 'jwt';
     if (this.enabled) {
@@ -89,6 +85,11 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
   /** Whether the service can verify tokens: always when off, else once keys are in hand. */
   get ready(): boolean {
     return !this.enabled || this.jwks!.ready;
+  }
+
+  /** How refreshing the key set has gone: no failure and no success while authentication is off. */
+  get keyRefreshes(): JwksRefreshes {
+    return this.jwks?.refreshes ?? { failures: 0 };
   }
 
   onModuleInit(): void {
@@ -136,12 +137,6 @@ export class TokenVerifierService implements OnModuleInit, OnApplicationShutdown
     const known = this.verified.get(key);
     if (known) return callerMeeting(known, requirement);
     return this.verifyNew(token, key).then((verified) => callerMeeting(verified, requirement));
-  }
-
-  /** Verifies a token (or finds it verified), or throws AuthenticationError. */
-  async verify(token: string): Promise<VerifiedToken> {
-    const key = VerifiedTokens.keyOf(token);
-    return this.verified.get(key) ?? this.verifyNew(token, key);
   }
 
   /** Checks a token not in the cache (its signature and claims), and caches it under `key`. */

@@ -48,7 +48,7 @@ export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
  * flag a lone surrogate is a code point of its own, so the class excludes it while a proper pair
  * still matches as one character). `min` 0 allows an empty or all-blank value.
  */
-export function trimmedTextPattern(min: 0 | 1, max: number): RegExp {
+function trimmedTextPattern(min: 0 | 1, max: number): RegExp {
   const character = '[^\\u0000\\uD800-\\uDFFF]';
   const edge = '[^\\s\\u0000\\uD800-\\uDFFF]';
   const inner = max === 1 ? edge : `${edge}(?:${character}{0,${max - 2}}${edge})?`;
@@ -60,7 +60,7 @@ export function trimmedTextPattern(min: 0 | 1, max: number): RegExp {
  * Text of at most `max` code points, not trimmed (a post's body), storable as above.
  * The u flag makes `{0,max}` count code points.
  */
-export function textPattern(max: number): RegExp {
+function textPattern(max: number): RegExp {
   return new RegExp(`^[^\\u0000\\uD800-\\uDFFF]{0,${max}}$`, 'u');
 }
 

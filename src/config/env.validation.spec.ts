@@ -104,6 +104,22 @@ describe(validateEnv.name, () => {
       validateEnv({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/d', AUTH_MODE: 'none' }),
     ).not.toThrow();
   });
+
+  it('refuses an IDEMPOTENCY_WAIT_MS that the statement timeout would cut short', () => {
+    expect(() =>
+      validateEnv({ DB_STATEMENT_TIMEOUT_MS: '2000', IDEMPOTENCY_WAIT_MS: '2000' }),
+    ).toThrow(/IDEMPOTENCY_WAIT_MS \(2000\) must be less than DB_STATEMENT_TIMEOUT_MS \(2000\)/);
+    expect(() => validateEnv({ DB_STATEMENT_TIMEOUT_MS: '1000' })).toThrow(
+      /IDEMPOTENCY_WAIT_MS \(2000\) must be less than/,
+    );
+    expect(() =>
+      validateEnv({ DB_STATEMENT_TIMEOUT_MS: '2000', IDEMPOTENCY_WAIT_MS: '1999' }),
+    ).not.toThrow();
+    // No statement timeout: nothing cuts the wait short.
+    expect(() =>
+      validateEnv({ DB_STATEMENT_TIMEOUT_MS: '0', IDEMPOTENCY_WAIT_MS: '60000' }),
+    ).not.toThrow();
+  });
 });
 
 describe('authentication settings', () => {

@@ -44,6 +44,18 @@ const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
 /**
+ * An integer setting from `min` to `max`: plain decimal digits converted to a number, then
+ * checked. The decorators are applied as if stacked with IsInt nearest the property, so with
+ * stopAtFirstError a non-number is named as such, not as out of range.
+ */
+function EnvInt(min: number, max: number): PropertyDecorator {
+  const nearestFirst = [IsInt(), Max(max), Min(min), Transform(toInt)];
+  return (target, property) => {
+    for (const decorate of nearestFirst) decorate(target, property);
+  };
+}
+
+/**
  * Every environment variable the service reads, with its default. With stopAtFirstError the
  * decorator nearest the property is checked first, so `@IsInt()` sits last. Values arrive as strings;
  * numbers are converted only when they are plain decimal digits, so `PORT=3000abc` is an error
@@ -58,16 +70,10 @@ export class EnvironmentVariables {
   })
   HOST = '0.0.0.0';
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
+  @EnvInt(0, 65535)
   PORT = 3000;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
+  @EnvInt(0, 65535)
   GRPC_PORT = 5000;
 
   @Matches(/^postgres(ql)?:\/\/\S+$/, {
@@ -103,23 +109,14 @@ export class EnvironmentVariables {
   })
   AUTH_ALGORITHMS = 'RS256,ES256,EdDSA';
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(3600)
-  @IsInt()
+  @EnvInt(0, 3600)
   AUTH_CLOCK_TOLERANCE_S = 30;
 
-  @Transform(toInt)
-  @Min(30)
-  @Max(86_400)
-  @IsInt()
+  @EnvInt(30, 86_400)
   AUTH_JWKS_REFRESH_S = 600;
 
   // Prometheus /metrics is served on this port only, never on the API port.
-  @Transform(toInt)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
+  @EnvInt(0, 65535)
   METRICS_PORT = 9464;
 
   @IsIn(LOG_LEVELS)
@@ -131,121 +128,70 @@ export class EnvironmentVariables {
   @IsIn(BOOLEAN)
   MIGRATE_ON_BOOT?: (typeof BOOLEAN)[number];
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(600_000)
-  @IsInt()
+  @EnvInt(0, 600_000)
   SHUTDOWN_DRAIN_MS = 5000;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(600_000)
-  @IsInt()
+  @EnvInt(0, 600_000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 
-  @Transform(toInt)
-  @Min(1)
-  @Max(1000)
-  @IsInt()
+  @EnvInt(1, 1000)
   DB_POOL_SIZE = 10;
 
-  @Transform(toInt)
-  @Min(100)
-  @Max(600_000)
-  @IsInt()
+  @EnvInt(100, 600_000)
   DB_CONNECT_TIMEOUT_MS = 2000;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(3_600_000)
-  @IsInt()
+  @EnvInt(0, 3_600_000)
   DB_STATEMENT_TIMEOUT_MS = 5000;
 
   // TCP keepalive on every database connection, in seconds (the kernel's unit): an idle connection
   // to a primary that vanished without closing it (node loss, network partition) is noticed about
   // 10 s after this much silence (Node then probes once a second, 10 times) and leaves the pool.
   // 0 turns keepalives off.
-  @Transform(toInt)
-  @Min(0)
-  @Max(7200)
-  @IsInt()
+  @EnvInt(0, 7200)
   DB_KEEPALIVE_IDLE_S = 5;
 
   // A pooled connection is closed once this old (when next idle), so connections rebalance after
   // a failover or a scale-out behind a proxy or Service. 0: no limit.
-  @Transform(toInt)
-  @Min(0)
-  @Max(86_400)
-  @IsInt()
+  @EnvInt(0, 86_400)
   DB_MAX_LIFETIME_S = 300;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(100)
-  @IsInt()
+  @EnvInt(0, 100)
   DB_RETRY_ATTEMPTS = 5;
 
   // A keyed create (POST with Idempotency-Key) that fails because the primary went away or is not
   // reachable yet is run again, whole, on a fresh connection, until this long after its first
   // attempt (docs/failover.md): a planned switchover then costs a client a few seconds' wait, not
   // an error. 0: answer 503 at once.
-  @Transform(toInt)
-  @Min(0)
-  @Max(60_000)
-  @IsInt()
+  @EnvInt(0, 60_000)
   DB_FAILOVER_RETRY_MS = 10_000;
 
   // A replica further behind the primary than this is skipped until it catches up.
-  @Transform(toInt)
-  @Min(0)
-  @Max(3_600_000)
-  @IsInt()
+  @EnvInt(0, 3_600_000)
   DB_REPLICA_MAX_LAG_MS = 5000;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(60_000)
-  @IsInt()
+  @EnvInt(0, 60_000)
   IDEMPOTENCY_WAIT_MS = 2000;
 
   // Keys are kept at least 24 hours (docs/api.md, Idempotent creates).
-  @Transform(toInt)
-  @Min(24)
-  @Max(8760)
-  @IsInt()
+  @EnvInt(24, 8760)
   IDEMPOTENCY_KEY_TTL_HOURS = 24;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(86_400_000)
-  @IsInt()
+  @EnvInt(0, 86_400_000)
   IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000;
 
   // The change feed (docs/events.md): how long events are kept, how often each replica purges
   // older ones (0: never), and how often a process looks for new events while a long poll or a
   // watch stream waits (one query for all of them).
-  @Transform(toInt)
-  @Min(1)
-  @Max(8760)
-  @IsInt()
+  @EnvInt(1, 8760)
   CHANGES_RETENTION_HOURS = 168;
 
-  @Transform(toInt)
-  @Min(0)
-  @Max(86_400_000)
-  @IsInt()
+  @EnvInt(0, 86_400_000)
   CHANGES_PURGE_INTERVAL_MS = 60_000;
 
-  @Transform(toInt)
-  @Min(20)
-  @Max(10_000)
-  @IsInt()
+  @EnvInt(20, 10_000)
   CHANGES_POLL_INTERVAL_MS = 200;
 
-  @Transform(toInt)
-  @Min(1)
-  @Max(65535)
-  @IsInt()
+  @EnvInt(1, 65535)
   PG_PORT = 54329;
 
   PG_DATA_DIR = '.data/pg';
@@ -271,10 +217,7 @@ export class EnvironmentVariables {
 
   // Read by the exporter itself, which would only log a warning and use its default for a bad
   // value: checked here so a typo stops the boot instead.
-  @Transform(toInt)
-  @Min(1)
-  @Max(600_000)
-  @IsInt()
+  @EnvInt(1, 600_000)
   OTEL_EXPORTER_OTLP_TIMEOUT?: number;
 
   @IsIn(['gzip', 'none'])
@@ -322,9 +265,23 @@ export function validateEnv(raw: Record<string, string | undefined>): Environmen
       'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
     );
   }
-  problems.push(...authProblems(env));
+  problems.push(...authProblems(env), ...databaseProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return env;
+}
+
+/**
+ * A keyed create's key waits for a lock at most IDEMPOTENCY_WAIT_MS inside the message that
+ * commits, which the statement timeout bounds as a whole: at or past it, the timeout would close
+ * the connection first, and the client would get an unknown outcome (503) instead of 409.
+ */
+function databaseProblems(env: EnvironmentVariables): string[] {
+  return env.DB_STATEMENT_TIMEOUT_MS > 0 && env.IDEMPOTENCY_WAIT_MS >= env.DB_STATEMENT_TIMEOUT_MS
+    ? [
+        `IDEMPOTENCY_WAIT_MS (${env.IDEMPOTENCY_WAIT_MS}) must be less than DB_STATEMENT_TIMEOUT_MS ` +
+          `(${env.DB_STATEMENT_TIMEOUT_MS}), which bounds the statement that waits for the key`,
+      ]
+    : [];
 }
 
 /** The rules between the AUTH_* variables, which no single-variable rule can say. */

@@ -1,5 +1,3 @@
-import { QueryFailedError } from 'typeorm';
-
 /** SQLSTATE 08007, transaction_resolution_unknown: PostgreSQL's own name for this condition. */
 export const TRANSACTION_RESOLUTION_UNKNOWN = '08007';
 
@@ -12,8 +10,7 @@ export const TRANSACTION_RESOLUTION_UNKNOWN = '08007';
  * stored outcome if the first attempt did commit.
  *
  * It carries `code` 08007 so that code reading a driver error's SQLSTATE sees a connection
- * exception (class 08) rather than a failed query. TypeORM wraps it in a QueryFailedError as
- * `driverError`; isCommitOutcomeUnknown() looks through that.
+ * exception (class 08) rather than a failed query.
  */
 export class CommitOutcomeUnknownError extends Error {
   override readonly name = 'CommitOutcomeUnknownError';
@@ -22,14 +19,6 @@ export class CommitOutcomeUnknownError extends Error {
   constructor(reason: string, options?: { cause?: unknown }) {
     super(`the outcome of the commit is unknown: ${reason}`, options);
   }
-}
-
-export function isCommitOutcomeUnknown(error: unknown): boolean {
-  const driver = error instanceof QueryFailedError ? (error.driverError as unknown) : error;
-  return (
-    driver instanceof CommitOutcomeUnknownError ||
-    (driver as { code?: unknown } | null)?.code === TRANSACTION_RESOLUTION_UNKNOWN
-  );
 }
 
 /** The parts of a PostgreSQL NoticeResponse (pg's 'notice' event) read here. */

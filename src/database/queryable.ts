@@ -1,18 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import type { DatabaseClientClass } from './cancelling-client.js';
+import { driverPool } from '../internals/typeorm-driver.js';
+import type { DatabaseClientClass } from './database-client.js';
 import type { ConnectionGate } from './connection-gate.js';
 
 /** Anything that runs one SQL statement and returns its rows: the primary, a replica reader. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, parameters?: unknown[]): Promise<Row[]>;
-}
-
-/** The pg pool TypeORM's postgres driver opened on DATABASE_URL (undefined before it connects). */
-export function driverPool(dataSource: DataSource): pg.Pool | undefined {
-  return (dataSource.driver as unknown as { master?: pg.Pool }).master;
 }
 
 /** The connection gate of the primary's pool (undefined before it connects). */
@@ -24,12 +19,11 @@ export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
 }
 
 /**
- * Single statements on the primary outside any transaction, straight on the pool that TypeORM's
- * driver opened (the same connections, statement timeout and error codes): the hot paths (a user
- * or post by id, list pages and totals, a create without Idempotency-Key). A TypeORM query runner,
- * created, connected, released and its query events broadcast for every statement, cost more per
- * read than the statement itself (bench/README.md, "Profile-driven changes"). Transactions and
- * the other writes stay on TypeORM.
+ * Reads on the primary outside any transaction, straight on the pool that TypeORM's driver opened
+ * (the same connections, statement timeout and error codes): a user or post by id, list pages
+ * and totals. A TypeORM query runner, created, connected, released and its query events
+ * broadcast for every statement, cost more per read than the statement itself. Writes run in a
+ * transaction (TransactionScope), never here.
  */
 @Injectable()
 export class PrimaryPool implements Queryable {

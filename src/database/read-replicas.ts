@@ -161,9 +161,10 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private failed(replica: Replica, error: unknown): void {
     if (isDatabaseUnavailable(error)) this.markDown(replica, error);
     else
-      this.logger.warn(
-        `list read failed on replica ${replica.name}; trying elsewhere: ${String(error)}`,
-      );
+      this.logger.warn({
+        err: error,
+        msg: `list read failed on replica ${replica.name}; trying elsewhere`,
+      });
   }
 
   private checkAll(): void {
@@ -197,7 +198,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
 
   private markDown(replica: Replica, error: unknown): void {
     if (replica.up)
-      this.logger.warn(`replica ${replica.name} is unreachable: skipped (${String(error)})`);
+      this.logger.warn({ err: error, msg: `replica ${replica.name} is unreachable: skipped` });
     replica.up = false;
   }
 }

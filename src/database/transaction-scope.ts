@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Writable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import { inOneWrite, setPipeline } from '../internals/pg-client.js';
+import { driverPool } from '../internals/typeorm-driver.js';
 import type { ConnectionGate } from './connection-gate.js';
-import { driverGate, driverPool, PrimaryPool, type Queryable } from './queryable.js';
+import { driverGate, PrimaryPool, type Queryable } from './queryable.js';
 
 type Row = Record<string, unknown>;
 
@@ -16,22 +17,28 @@ type Row = Record<string, unknown>;
  * Each round trip costs the service a socket write and a read or two, more than the statements'
  * own work: a keyed create takes two (see IdempotencyInterceptor).
  *
- * BEGIN is not sent on its own: it goes out with the first statement of the work, in the same
- * network write, and that statement waits behind it on the server. The last statements go out
- * with the COMMIT (`commit()`).
+ * The connection is taken from the pool with the first statement, not before: work that fails
+ * before it reaches the database (a request body refused by validation) holds no connection, so
+ * it answers as it would without a transaction even when the pool is exhausted. BEGIN is not sent
+ * on its own: it goes out with the first statement of the work, in the same network write, and
+ * that statement waits behind it on the server. The last statements go out with the COMMIT
+ * (`commit()`).
  */
 export class Transaction implements Queryable {
+  private client: pg.PoolClient | undefined;
+  private connecting: Promise<pg.PoolClient> | undefined;
   private begun: Promise<{ error: unknown } | undefined> | undefined;
   private ended = false;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(private readonly pool: pg.Pool) {}
 
   async query<R = Row>(sql: string, parameters?: unknown[]): Promise<R[]> {
+    const client = await this.connection();
     const result = this.isBegun
-      ? this.client.query(sql, parameters)
-      : inOneWrite(this.client, () => {
-          this.begin();
-          return this.client.query(sql, parameters);
+      ? client.query(sql, parameters)
+      : inOneWrite(client, () => {
+          this.begin(client);
+          return client.query(sql, parameters);
         });
     return (await result).rows as R[];
   }
@@ -43,6 +50,11 @@ export class Transaction implements Queryable {
    * CommitOutcomeUnknownError (cancellingClient): it may have committed.
    */
   commit(...statements: string[]): Promise<void> {
+    if (!this.isBegun && statements.length === 0) {
+      // Nothing was sent and nothing is to be: no connection, no round trip.
+      this.ended = true;
+      return Promise.resolve();
+    }
     return this.end([...statements, 'COMMIT']);
   }
 
@@ -65,10 +77,48 @@ export class Transaction implements Queryable {
     return this.ended;
   }
 
+  /** The connection this transaction holds, taken from the pool (in pipeline mode) on first use. */
+  private connection(): Promise<pg.PoolClient> {
+    this.connecting ??= this.pool.connect().then((client) => {
+      this.client = client;
+      setPipeline(client, true);
+      return client;
+    });
+    return this.connecting;
+  }
+
+  /**
+   * Gives the connection back to the pool, if one was taken: once nothing is pending on it, or
+   * `destroy` to close it instead (the transaction's state on the server is unknown).
+   */
+  release(destroy: boolean): void {
+    if (!this.client) {
+      // A connection still being taken when the work gave up goes straight back, closed.
+      this.connecting?.then((client) => client.release(true)).catch(() => {});
+      this.connecting = undefined;
+      return;
+    }
+    if (!destroy) setPipeline(this.client, false);
+    this.client.release(destroy);
+    this.client = undefined;
+    this.connecting = undefined;
+  }
+
+  /** Rolls back, queued behind anything still in flight; false when the connection failed. */
+  async rollback(): Promise<boolean> {
+    if (!this.client || !this.isBegun) return true;
+    // Not needed once a COMMIT was answered: the transaction is over (committed or not).
+    if (this.ended && this.client.getTransactionStatus() === 'I') return true;
+    return this.client.query('ROLLBACK').then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** Queues BEGIN. */
-  private begin(): void {
+  private begin(client: pg.PoolClient): void {
     // Settled here, so that its error is never an unhandled rejection; end() reports it.
-    this.begun = this.client.query('BEGIN').then(
+    this.begun = client.query('BEGIN').then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
@@ -84,7 +134,8 @@ export class Transaction implements Queryable {
       statements = ['BEGIN', ...statements];
     }
     this.ended = true;
-    const results = await this.client.query(statements.join('; '));
+    const client = await this.connection();
+    const results = await client.query(statements.join('; '));
     const last = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
     if (last.command !== 'COMMIT') {
       throw new Error(`the transaction ended with ${last.command}, not COMMIT`);
@@ -94,9 +145,9 @@ export class Transaction implements Queryable {
 
 /**
  * The transaction a request runs in, found by repositories themselves: code called inside `run()`
- * (a service, its repository) joins the transaction without a parameter threaded through it.
- * Only keyed creates open one; every other statement runs alone on the primary's pool, and the
- * look-up costs one AsyncLocalStorage read.
+ * (a service, its repository) joins the transaction without a parameter threaded through it, and
+ * the look-up costs one AsyncLocalStorage read. Only keyed creates open one; every other
+ * statement runs alone on the primary's pool.
  */
 @Injectable()
 export class TransactionScope {
@@ -128,46 +179,17 @@ export class TransactionScope {
   async run<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     const pool = driverPool(this.dataSource);
     if (!pool) throw new Error('the database connection is not initialised');
-    const client = await pool.connect();
-    const tx = new Transaction(client);
+    const tx = new Transaction(pool);
     let broken = false;
-    setPipeline(client, true);
     try {
       const value = await this.storage.run(tx, () => work(tx));
       if (!tx.isEnded) await tx.commit();
       return value;
     } catch (error) {
-      // Queued behind anything still in flight, so once it is answered nothing else is pending.
-      // Not needed once a COMMIT was answered: the transaction is over (committed or not).
-      if (tx.isBegun && !(tx.isEnded && client.getTransactionStatus() === 'I')) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-      }
+      broken = !(await tx.rollback());
       throw error;
     } finally {
-      if (!broken) setPipeline(client, false);
-      client.release(broken);
+      tx.release(broken);
     }
-  }
-}
-
-/**
- * pg's pipeline mode (a client option, set here only while this transaction holds the
- * connection): each query is written as soon as it is queued, without waiting for the answer to
- * the previous one. Switched off only when nothing is in flight.
- */
-function setPipeline(client: pg.PoolClient, on: boolean): void {
-  (client as { pipeline: boolean }).pipeline = on;
-}
-
-/** The queries `queue` queues go out in one network write (pg writes each as it is queued). */
-function inOneWrite<T>(client: pg.PoolClient, queue: () => T): T {
-  const { stream } = (client as unknown as { connection: { stream: Writable } }).connection;
-  stream.cork();
-  try {
-    return queue();
-  } finally {
-    stream.uncork();
   }
 }

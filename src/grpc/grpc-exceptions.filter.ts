@@ -51,7 +51,8 @@ export function toGrpcError(exception: unknown): GrpcError {
 /**
  * The gRPC counterpart of AllExceptionsFilter. It emits a plain `{code, message}`, which Nest's
  * gRPC server hands to grpc-js as the call's status; an unmapped error would reach clients as
- * UNKNOWN with its message.
+ * UNKNOWN with its message. An RpcException carries its status already (a handler's own, or one
+ * the call's observer mapped and logged): it is passed on as it is, not mapped or logged again.
  */
 @Catch()
 export class GrpcExceptionsFilter implements RpcExceptionFilter<unknown> {
@@ -59,13 +60,12 @@ export class GrpcExceptionsFilter implements RpcExceptionFilter<unknown> {
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const error = toGrpcError(exception);
+    if (exception instanceof RpcException) return throwError(() => error);
+    // The error as the root logger reduces it: no SQL, parameters or row data.
     if (error.code === status.INTERNAL) {
-      this.logger.error(
-        'call failed',
-        exception instanceof Error ? exception.stack : String(exception),
-      );
+      this.logger.error({ err: exception, msg: 'call failed' });
     } else if (error.code === status.UNAVAILABLE) {
-      this.logger.warn(`database unavailable: ${String(exception)}`);
+      this.logger.warn({ err: exception, msg: 'database unavailable' });
     }
     return throwError(() => error);
   }

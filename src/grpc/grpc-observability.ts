@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
+import { RpcException } from '@nestjs/microservices';
 import type { Logger } from 'pino';
 import { toGrpcError } from './grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
@@ -55,8 +56,10 @@ export class ObservedGrpcMethod {
     try {
       reply = await work();
     } catch (error) {
-      this.record(call, requestId, started, toGrpcError(error).code, error);
-      throw error;
+      // Mapped once, here: the exception filter passes an RpcException's status on as it is.
+      const mapped = toGrpcError(error);
+      this.record(call, requestId, started, mapped.code, error);
+      throw new RpcException(mapped);
     }
     this.record(call, requestId, started, status.OK);
     return reply;
@@ -87,6 +90,7 @@ export class ObservedGrpcMethod {
     const message = `gRPC ${this.fullName} ${labels.grpc_code}`;
     if (code === status.INTERNAL || code === status.UNKNOWN)
       this.logger.error({ ...line, err: error }, message);
+    else if (code === status.UNAVAILABLE) this.logger.warn({ ...line, err: error }, message);
     else this.logger.info(line, message);
   }
 
@@ -103,10 +107,15 @@ export class ObservedGrpcMethod {
 /** Hands each gRPC controller the observer of its methods (logger and metrics injected). */
 @Injectable()
 export class GrpcObservability {
+  private readonly logger: Logger;
+
   constructor(
-    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
     private readonly metrics: MetricsService,
-  ) {}
+  ) {
+    // A binding, serialized once rather than per call.
+    this.logger = rootLogger.child({ context: 'gRPC' });
+  }
 
   /** The observer of `service`'s method `method` (service as the proto names it: `users.Users`). */
   method(service: string, method: string): ObservedGrpcMethod {

@@ -3,6 +3,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiProperty,
+  ApiPropertyOptional,
   ApiServiceUnavailableResponse,
   ApiTags,
 } from '@nestjs/swagger';
@@ -21,6 +22,12 @@ class ReadinessDto extends LivenessDto {
 
   @ApiProperty()
   shuttingDown: boolean;
+
+  @ApiPropertyOptional({
+    enum: ['pending'],
+    description: 'present while a migration this build needs is not applied to the database yet',
+  })
+  migrations?: 'pending';
 }
 
 @ApiTags('operations')
@@ -37,13 +44,17 @@ export class HealthController {
     return { ok: true };
   }
 
-  /** Readiness: 200 while the database answers and shutdown has not begun, else 503. */
+  /**
+   * Readiness: 200 while the database answers with every migration of this build applied and
+   * shutdown has not begun, else 503.
+   */
   @Get('ready')
   @ApiOperation({ summary: 'Readiness probe' })
   @ApiOkResponse({ type: ReadinessDto, description: 'ready: the database answers' })
   @ApiServiceUnavailableResponse({
     type: ReadinessDto,
-    description: 'not ready: the database does not answer, or shutdown has begun',
+    description:
+      'not ready: the database does not answer or lacks a migration, or shutdown has begun',
   })
   async ready(@Res({ passthrough: true }) response: Response): Promise<Readiness> {
     const readiness = await this.healthService.readiness();

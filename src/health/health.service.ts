@@ -11,7 +11,10 @@ import { DataSource } from 'typeorm';
 import { TokenVerifierService } from '../auth/token-verifier.service.js';
 import { isConnectionLost } from '../database/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { driverGate, driverPool } from '../database/queryable.js';
+import { PrimaryStatus } from '../database/primary-status.js';
+import { driverGate } from '../database/queryable.js';
+import { driverPool } from '../internals/typeorm-driver.js';
+import { SchemaReadiness } from './schema-readiness.js';
 
 /** The gRPC service names whose health the service reports; "" is the server as a whole. */
 export const GRPC_HEALTH_SERVICES = ['', 'users.Users'] as const;
@@ -25,11 +28,14 @@ export interface Readiness {
   shuttingDown: boolean;
   /** Present while authentication is on and no signing key set has been fetched yet. */
   keys?: 'not fetched';
+  /** Present while the database answers but lacks a migration this build knows (SchemaReadiness). */
+  migrations?: 'pending';
 }
 
 /**
  * Readiness of this instance, shared by HTTP (/health/ready) and gRPC (grpc.health.v1.Health):
- * ready while the primary database answers, accepts writes, and shutdown has not begun.
+ * ready while the primary database answers, accepts writes, has every migration this build knows
+ * applied (checked until it has, then no more: SchemaReadiness), and shutdown has not begun.
  *
  * One check a second, whoever asks: a timer checks the database and sets the gRPC statuses
  * (Check and Watch answer from them), and /health/ready answers from the last check while it is
@@ -55,6 +61,8 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly primary: PrimaryStatus,
+    private readonly schema: SchemaReadiness,
     // With authentication on, an instance that cannot verify tokens yet is not ready either.
     @Optional() private readonly tokens?: TokenVerifierService,
   ) {}
@@ -89,9 +97,12 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   async readiness(): Promise<Readiness> {
     const up = !this.shuttingDown && (await this.databaseUp());
     const keys = this.tokens?.ready ?? true;
+    const schema = this.schema.current;
     return {
-      ok: up && keys,
+      ok: up && keys && schema,
       ...(!keys && { keys: 'not fetched' as const }),
+      // A reason of its own only while the database answers (else that is the reason).
+      ...(up && !schema && { migrations: 'pending' as const }),
       database: up ? 'up' : 'down',
       shuttingDown: this.shuttingDown,
     };
@@ -138,7 +149,12 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     const query = () =>
       this.dataSource
         .query(`SELECT current_setting('transaction_read_only') = 'off' AS "writable"`)
-        .then(([row]: { writable: boolean }[]) => row?.writable === true);
+        .then(async ([row]: { writable: boolean }[]) => {
+          const writable = row?.writable === true;
+          // Until the schema has caught up with this build, each check reads the migrations too.
+          if (writable) await this.schema.refresh();
+          return writable;
+        });
     // Pooled connections the server has just closed (pg_terminate_backend, a restarted PgBouncer)
     // fail once each and leave the pool: ask again, at most once per pooled connection, until a
     // live connection answers. A failed connection attempt ends it: the pool then refuses new
@@ -168,8 +184,10 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(`database is ${up ? 'reachable again' : 'unreachable or read-only'}`);
     }
     this.lastDatabaseUp = up;
+    this.primary.up = up;
     if (!this.shuttingDown) {
-      this.setGrpcStatus(up && (this.tokens?.ready ?? true) ? 'SERVING' : 'NOT_SERVING');
+      const ready = up && (this.tokens?.ready ?? true) && this.schema.current;
+      this.setGrpcStatus(ready ? 'SERVING' : 'NOT_SERVING');
     }
   }
 

@@ -49,4 +49,11 @@ describe(AfterHandler.name, () => {
     expect(await find.call(new Things(), '7', request)).toEqual({ wrapped: { id: '7' } });
     expect(seen).toEqual([request, response]);
   });
+
+  it('is the handler alone when called without a request (a unit test, another provider)', async () => {
+    seen.length = 0;
+    const find = handler as unknown as (id: string) => Promise<unknown>;
+    expect(await find.call(new Things(), '8')).toEqual({ id: '8' });
+    expect(seen).toEqual([]);
+  });
 });

@@ -16,7 +16,8 @@ type Handler = (this: unknown, ...args: unknown[]) => unknown;
  * `@Idempotent()` stores the headers it writes), after guards and pipes, on success only.
  *
  * The handler is wrapped: its metadata (route, guards, OpenAPI) is carried over, and it gets
- * the request as one more argument after its own (`@Req()`), which it ignores.
+ * the request as one more argument after its own (`@Req()`), which it ignores. Called without
+ * a request (straight from a unit test or another provider), it is the handler alone.
  */
 export function AfterHandler(step: AfterHandlerStep): MethodDecorator {
   return (target, key, descriptor) => {
@@ -27,8 +28,9 @@ export function AfterHandler(step: AfterHandlerStep): MethodDecorator {
     const index = Math.max(-1, ...Object.values(declared).map((argument) => argument.index)) + 1;
     Req()(target, key, index);
     const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const request = args[index] as Request;
-      return step(await handler.apply(this, args), request, request.res!);
+      const request = args[index] as Request | undefined;
+      const result = await handler.apply(this, args);
+      return request?.res ? step(result, request, request.res) : result;
     };
     // OpenAPI finds the handler's parameter types by its name.
     Object.defineProperty(wrapped, 'name', { value: handler.name });

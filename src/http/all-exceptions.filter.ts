@@ -9,6 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { errorKindOf } from '../common/errors.js';
+import { routeOf } from '../observability/route.js';
 
 export interface ErrorBody {
   error: string;
@@ -126,18 +127,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const { status, body } = toHttpError(exception, request);
 
-    // With the request id, so the line joins the request's other lines.
-    if (status === 503) {
-      this.logger.warn({
-        requestId: request.id,
-        msg: `${request.method} ${request.path}: database unavailable: ${String(exception)}`,
-      });
-    } else if (status >= 500) {
-      this.logger.error({
-        requestId: request.id,
-        err: exception,
-        msg: `${request.method} ${request.path} failed`,
-      });
+    // With the request id, so the line joins the request's other lines; the route template
+    // rather than the path, and the error as the root logger reduces it (no SQL, parameters or
+    // row data: src/observability/loggable-error.ts).
+    if (status >= 500) {
+      const route = routeOf(request, status);
+      const line = { requestId: request.id, route, err: exception };
+      if (status === 503) {
+        this.logger.warn({ ...line, msg: `${request.method} ${route}: database unavailable` });
+      } else {
+        this.logger.error({ ...line, msg: `${request.method} ${route} failed` });
+      }
     }
     if (response.headersSent) {
       response.end();

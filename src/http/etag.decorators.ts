@@ -1,4 +1,9 @@
-import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import {
+  applyDecorators,
+  createParamDecorator,
+  type ExecutionContext,
+  SetMetadata,
+} from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AfterHandler, type AfterHandlerStep } from './after-handler.js';
@@ -13,17 +18,39 @@ import {
 /** Where a created resource lives, from the body the create returned. */
 export type LocationOf<T> = (body: T) => string;
 
+/** The headers that describe a resource: `Location` of a create, and the `ETag` of a tagged body. */
+export function resourceHeaders(
+  body: unknown,
+  location?: LocationOf<unknown>,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (location) headers.Location = location(body);
+  const etag = tagOf(body);
+  if (etag !== undefined) headers.ETag = etag;
+  return headers;
+}
+
+/** The names resourceHeaders() may write. */
+export const RESOURCE_HEADERS = ['Location', 'ETag'] as const;
+
+const LOCATION_OF = Symbol('locationOf');
+
+/** Where the resource a create handler returns lives (its @Created), if it is one. */
+export function locationOf(handler: object): LocationOf<unknown> | undefined {
+  return Reflect.getMetadata(LOCATION_OF, handler) as LocationOf<unknown> | undefined;
+}
+
 /**
- * Turns what a handler returns into the headers that describe it: `ETag` from a `tagged()` body,
- * `Location` for a create, and for a GET or HEAD whose If-None-Match matches, 304 with no body.
- * Handlers return values; this is the only place these headers are written.
+ * Turns what a handler returns into the headers that describe it (resourceHeaders), and for a
+ * GET or HEAD whose If-None-Match matches, 304 with no body. Handlers return values; this is the
+ * only place these headers are written.
  */
 export function describeResource(location?: LocationOf<unknown>): AfterHandlerStep {
   return (body, request, response) => {
-    if (location) response.setHeader('Location', location(body));
-    const etag = tagOf(body);
+    const headers = resourceHeaders(body, location);
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    const etag = headers.ETag;
     if (etag === undefined) return body;
-    response.setHeader('ETag', etag);
     const read = request.method === 'GET' || request.method === 'HEAD';
     if (!read || !matchesIfNoneMatch(request.headers['if-none-match'], etag)) return body;
     response.status(304);
@@ -49,6 +76,7 @@ export function ConditionalWrite(type: new () => unknown, description: string): 
 export function Created<T>(type: new () => T, location: LocationOf<T>): MethodDecorator {
   return applyDecorators(
     ApiCreatedResponse({ type, headers: CREATED_HEADERS }),
+    SetMetadata(LOCATION_OF, location),
     AfterHandler(describeResource(location as LocationOf<unknown>)),
   );
 }

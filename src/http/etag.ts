@@ -3,7 +3,7 @@
  * on every update of the row (a trigger, so writes from outside the service count too). A
  * representation changes exactly when its version does.
  */
-export function etagOf({ id, version }: { id: number; version: number }): string {
+function etagOf({ id, version }: { id: number; version: number }): string {
   return `"${id}.${version}"`;
 }
 

@@ -12,7 +12,7 @@ export const BEARER_SECURITY = 'bearer';
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
 /** The OpenAPI 3 document, generated from the controllers and DTOs. */
-export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('users-service')
     .setDescription(

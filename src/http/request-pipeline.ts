@@ -12,10 +12,10 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export const MAX_BODY_DEPTH = 64;
+const MAX_BODY_DEPTH = 64;
 
 /** True when a parsed JSON value nests deeper than `max` arrays/objects (iterative: no stack). */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!;

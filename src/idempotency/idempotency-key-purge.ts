@@ -18,7 +18,7 @@ export class IdempotencyKeyPurge implements OnModuleInit, OnApplicationShutdown 
     if (purgeIntervalMs === 0) return;
     this.timer = setInterval(() => {
       this.purgeExpired().catch((error: unknown) =>
-        this.logger.warn(`purge of expired keys failed: ${String(error)}`),
+        this.logger.warn({ err: error, msg: 'purge of expired keys failed' }),
       );
     }, purgeIntervalMs);
     this.timer.unref();

@@ -6,6 +6,7 @@ import {
   HttpException,
   HttpStatus,
   Injectable,
+  Logger,
   type NestInterceptor,
   UnprocessableEntityException,
 } from '@nestjs/common';
@@ -16,9 +17,16 @@ import { from, lastValueFrom, type Observable } from 'rxjs';
 import { errorKindOf } from '../common/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../common/patterns.js';
 import { AppConfig } from '../config/app-config.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { retryingOnFailover } from '../database/failover-retry.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { toHttpError } from '../http/all-exceptions.filter.js';
+import {
+  locationOf,
+  type LocationOf,
+  RESOURCE_HEADERS,
+  resourceHeaders,
+} from '../http/etag.decorators.js';
 import { ApiIdempotencyKey } from '../http/openapi.decorators.js';
 import type { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyKeysRepository, type StoredOutcome } from './idempotency-keys.repository.js';
@@ -35,7 +43,7 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
 }
 
 /** JSON with object keys sorted: two bodies that are the same JSON value give the same text. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -78,6 +86,8 @@ function fingerprint(request: Request): string {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Idempotency');
+
   constructor(
     private readonly scope: TransactionScope,
     private readonly keys: IdempotencyKeysRepository,
@@ -89,7 +99,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = http.getRequest<Request>();
     const key = parseIdempotencyKey(request.headers['idempotency-key']);
     if (key === undefined) return next.handle();
-    return from(this.once(key, request, http.getResponse<Response>(), next));
+    const location = locationOf(context.getHandler());
+    return from(this.once(key, request, http.getResponse<Response>(), next, location));
   }
 
   /**
@@ -101,80 +112,80 @@ export class IdempotencyInterceptor implements NestInterceptor {
     request: Request,
     response: Response,
     next: CallHandler,
+    location: LocationOf<unknown> | undefined,
   ): Promise<unknown> {
     const requestFingerprint = fingerprint(request);
     const store = (outcome: StoredOutcome) =>
       this.keys.store(key, requestFingerprint, outcome, this.config.idempotency.waitMs);
-    let failure: { error: unknown } | undefined;
     // A failover error reruns the whole transaction (docs/failover.md); the key makes it safe.
     const retry = {
       budgetMs: this.config.database.failoverRetryMs,
       abandoned: () => response.closed,
+      onRetry: (error: unknown, attempt: number) =>
+        this.logger.warn({
+          requestId: request.id,
+          msg: `${request.method} ${request.path}: keyed create run again after a failover error (retry ${attempt + 1}): ${failureOf(error)}`,
+        }),
     };
     let outcome: StoredOutcome;
     try {
       outcome = await retryingOnFailover(this.scope, retry).run(async (tx) => {
-        // A new attempt after a failover error: nothing of the one before counts.
-        failure = undefined;
-        removeStoredHeaders(response);
-        // Runs the handler (and the interceptors inside this one, which set its headers).
+        // Runs the handler (and the steps and interceptors inside this one).
         const handled = await lastValueFrom(next.handle()).then(
           (body) => ({ body: body as object }),
           (error: unknown) => ({ error }),
         );
         if ('body' in handled) {
-          const created = {
-            status: HttpStatus.CREATED,
-            headers: createdHeaders(response),
-            body: handled.body,
-          };
+          // The headers of the created resource, from what the handler returned.
+          const headers = resourceHeaders(handled.body, location);
+          const created = { status: HttpStatus.CREATED, headers, body: handled.body };
           await tx.commit(...store(created));
           return created;
         }
         if (!errorKindOf(handled.error)) throw handled.error;
-        failure = handled;
+        // A 404 or 409 the database decided: stored, and answered as stored (mapped once).
         const { status, body } = toHttpError(handled.error);
         const failed = { status, headers: {}, body };
         await tx.undoAndCommit(...store(failed));
         return failed;
       });
     } catch (error) {
+      removeResourceHeaders(response);
       if ((error as { code?: string } | null)?.code === LOCK_NOT_AVAILABLE) throw inProgress();
       // Replayed: a request whose key was stored first, and one refused before any write
       // (validation) whose key is stored, since the key decides first (another request: 422).
       const keyTaken = this.keys.isStored(error);
       if (!keyTaken && !isClientError(error)) throw error;
-      const stored = await this.keys.find(key);
+      // A refused request (400) changed nothing: when the key cannot be looked up (an exhausted
+      // pool, a database away), its own answer stands.
+      const stored = await this.keys.find(key).catch((lookup: unknown) => {
+        throw keyTaken || !isDatabaseUnavailable(lookup) ? lookup : error;
+      });
       // Purged since (past its TTL): as for a key still in progress, a retry runs anew.
       if (!stored) throw keyTaken ? inProgress() : error;
       // The stored outcome is the answer, whatever this request's own handler did.
-      failure = undefined;
-      removeStoredHeaders(response);
       outcome = replay(stored, key, requestFingerprint);
     }
-    // The first answer of a stored 404/409 comes from the exception filter, like any other.
-    if (failure) throw failure.error;
+    // The answer is the outcome's, headers included: none that an attempt wrote stays beside them.
+    removeResourceHeaders(response);
     response.status(outcome.status);
     for (const [name, value] of Object.entries(outcome.headers)) response.setHeader(name, value);
     return outcome.body;
   }
 }
 
-/** The headers of a create that its replays carry: where the resource is, and its ETag. */
-const STORED_HEADERS = ['Location', 'ETag'];
-
-/** Before a run or a replay: no header of an earlier run's create stays. */
-function removeStoredHeaders(response: Response): void {
-  for (const name of STORED_HEADERS) response.removeHeader(name);
+/**
+ * An attempt's handler steps write the created resource's headers as they go; when the answer is
+ * not that attempt's create (a replay, a failure, a later attempt), none of them stays.
+ */
+function removeResourceHeaders(response: Response): void {
+  for (const name of RESOURCE_HEADERS) response.removeHeader(name);
 }
 
-function createdHeaders(response: Response): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of STORED_HEADERS) {
-    const value = response.getHeader(name);
-    if (typeof value === 'string') headers[name] = value;
-  }
-  return headers;
+/** A failure's SQLSTATE or socket code and its message, which carry no request values. */
+function failureOf(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return `${typeof code === 'string' ? `${code} ` : ''}${String(message)}`;
 }
 
 function isClientError(error: unknown): boolean {

@@ -53,7 +53,8 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         },
       );
     });
-    // A scrape every few seconds from one Prometheus: short idle connections are enough.
+    // Prometheus keeps its connection between scrapes (every 15 to 60 s): kept open longer than
+    // that, a scrape never meets a connection the server is closing.
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

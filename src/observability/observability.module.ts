@@ -1,12 +1,14 @@
 import {
+  type DynamicModule,
   Global,
   Inject,
   Injectable,
   Module,
   type OnApplicationShutdown,
+  type Type,
   type OnModuleInit,
 } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
+import { LoggerModule, type Params } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
 import { createRootLogger, ROOT_LOGGER } from './logging.js';
@@ -14,11 +16,49 @@ import { MetricsServer } from './metrics-server.js';
 import { MetricsService } from './metrics.service.js';
 import { shutdownTracing, tracingStatus } from './tracing.js';
 
+/**
+ * nestjs-pino's settings: it is Nest's logger here, writing through the root logger; the
+ * per-request line comes from httpObservability. No nestjs-pino request middleware
+ * (forRoutes: []): its AsyncLocalStorage.run on every request would turn on promise hooks for all
+ * of them. wrapSerializers: false keeps the root logger's `err` serializer (the loggable form of
+ * errors) rather than pino-http's. main.ts builds Nest's boot logger with the same settings.
+ */
+export function nestLoggerParams(logger: Logger): Params {
+  return { pinoHttp: { logger, wrapSerializers: false }, useExisting: true, forRoutes: [] };
+}
+
+/** The root logger main.ts made before Nest started (see withRootLogger). */
+const PROCESS_LOGGER = Symbol('PROCESS_LOGGER');
+
+/** The process's root logger when main.ts made one, else one made from AppConfig (tests, tools). */
 const rootLogger = {
   provide: ROOT_LOGGER,
-  inject: [AppConfig],
-  useFactory: (config: AppConfig) => createRootLogger(config),
+  inject: [AppConfig, { token: PROCESS_LOGGER, optional: true }],
+  useFactory: (config: AppConfig, processLogger?: Logger) =>
+    processLogger ?? createRootLogger(config),
 };
+
+@Module({})
+class ProcessLoggerModule {}
+
+/**
+ * `module` with `logger` as its ROOT_LOGGER: main.ts makes the root logger before Nest starts, so
+ * that Nest's own boot lines and the modules' lines go through one logger, one schema and one
+ * output stream from the first line.
+ */
+export function withRootLogger(module: Type, logger: Logger): DynamicModule {
+  return {
+    module,
+    imports: [
+      {
+        module: ProcessLoggerModule,
+        global: true,
+        providers: [{ provide: PROCESS_LOGGER, useValue: logger }],
+        exports: [PROCESS_LOGGER],
+      },
+    ],
+  };
+}
 
 /**
  * Says at boot whether spans are exported, and flushes them at shutdown: Nest runs this hook
@@ -48,10 +88,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
   imports: [
     LoggerModule.forRootAsync({
       inject: [ROOT_LOGGER],
-      // nestjs-pino is Nest's logger here; the per-request line comes from httpObservability.
-      // No nestjs-pino request middleware (forRoutes: []): its AsyncLocalStorage.run on every
-      // request would turn on promise hooks for all of them.
-      useFactory: (logger: Logger) => ({ pinoHttp: { logger }, useExisting: true, forRoutes: [] }),
+      useFactory: nestLoggerParams,
     }),
   ],
   providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle],

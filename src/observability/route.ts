@@ -1,10 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-
-interface RouterLayer {
-  route?: { path?: unknown; methods?: Record<string, boolean> };
-  match(path: string): boolean;
-}
+import { routerLayers, type RouterLayer } from '../internals/express-router.js';
 
 /** Nest answers unknown routes from a catch-all route (`{/*splat}`): that is no route of ours. */
 const isOurs = (path: unknown): path is string =>
@@ -15,10 +11,8 @@ const isOurs = (path: unknown): path is string =>
  * the body parser runs first), found in the app's router. Only runs for such refusals.
  */
 function declaredRoute(request: Request): string | undefined {
-  const app = request.app as unknown as { router?: { stack?: RouterLayer[] } } | undefined;
-  const router = app?.router;
   const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
-  for (const layer of router?.stack ?? []) {
+  for (const layer of routerLayers(request.app)) {
     const path = layer.route?.path;
     if (isOurs(path) && layer.route?.methods?.[method] && matches(layer, request.path)) return path;
   }
@@ -28,7 +22,7 @@ function declaredRoute(request: Request): string | undefined {
 /** Whether a layer matches a path; a path with invalid percent-encoding matches none. */
 function matches(layer: RouterLayer, path: string): boolean {
   try {
-    return layer.match(path);
+    return Boolean(layer.match(path));
   } catch {
     return false;
   }

@@ -20,7 +20,9 @@ export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
 /**
  * Every statement on `users`. The hot ones (by id, the list, the insert) are generated once from
  * the entity's metadata: building them per request through the query builder cost more than the
- * query. A statement joins the open transaction (TransactionScope) when there is one.
+ * query. A statement joins the open transaction (TransactionScope) when there is one; a write
+ * without one commits by itself, and the database client never lets its timeout cut that commit
+ * short (src/database/database-client.ts).
  */
 @Injectable()
 export class UsersRepository {
@@ -103,19 +105,17 @@ export class UsersRepository {
    * @returns the updated user, or undefined when no row matched
    */
   async update(id: number, changes: Partial<User>, versions?: number[]): Promise<User | undefined> {
-    const result = await this.saving(
-      () =>
-        this.users
-          .createQueryBuilder()
-          .update()
-          .set(changes)
-          .where(versionedWhere(id, versions))
-          .returning(this.sql.selectList)
-          .updateEntity(false)
-          .execute(),
+    const [sql, parameters] = this.users
+      .createQueryBuilder()
+      .update()
+      .set(changes)
+      .where(versionedWhere(id, versions))
+      .returning(this.sql.selectList)
+      .getQueryAndParameters();
+    const [row] = await this.saving(
+      () => this.scope.queryable().query(sql, parameters),
       changes.email,
     );
-    const [row] = result.raw as User[];
     return row && this.sql.toEntity(row);
   }
 
@@ -124,12 +124,14 @@ export class UsersRepository {
    * @returns false when no row matched (gone, or its version not one of `versions`)
    */
   async delete(id: number, versions?: number[]): Promise<boolean> {
-    const { affected } = await this.users
+    const [sql, parameters] = this.users
       .createQueryBuilder()
       .delete()
       .where(versionedWhere(id, versions))
-      .execute();
-    return affected !== 0;
+      .returning(this.sql.column('id'))
+      .getQueryAndParameters();
+    const rows = await this.scope.queryable().query(sql, parameters);
+    return rows.length > 0;
   }
 
   /** Maps a violation of the case-insensitive unique email index to a ConflictError. */

@@ -49,11 +49,11 @@ const REDACTED_HEADERS = new Set([
 ]);
 const CREDENTIAL_NAME = /token|secret|passw|api[-_]?key|credential|session|jwt|signature/i;
 
-export function isCredentialHeader(name: string): boolean {
+function isCredentialHeader(name: string): boolean {
   return REDACTED_HEADERS.has(name) || CREDENTIAL_NAME.test(name);
 }
 
-export function redactHeaders(headers: Request['headers']): Record<string, string | string[]> {
+function redactHeaders(headers: Request['headers']): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;

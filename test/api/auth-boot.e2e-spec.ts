@@ -40,12 +40,10 @@ describe('authentication at boot (built service)', () => {
     const service = await start(production());
     expect((await service.exited).code).toBe(1);
     const refusal = jsonLines(service).find((line) =>
-      String(line.message).includes('invalid configuration'),
+      String(line.msg).includes('invalid configuration'),
     );
-    expect(String(refusal?.message)).toContain(
-      'AUTH_JWKS_URL is required when NODE_ENV=production',
-    );
-    expect(String(refusal?.message)).toContain('AUTH_MODE=none');
+    expect(String(refusal?.msg)).toContain('AUTH_JWKS_URL is required when NODE_ENV=production');
+    expect(String(refusal?.msg)).toContain('AUTH_MODE=none');
   });
 
   it('refuses an HMAC algorithm in AUTH_ALGORITHMS', async () => {

@@ -8,10 +8,12 @@ import { capturingLogger } from '../support/capturing-logger.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from '../support/test-app.js';
 import {
   authEnv,
+  type AuthApp,
   eventually,
   JwksServer,
   mint,
   signingKey,
+  startAuthApp,
   type SigningKey,
 } from '../support/identity-provider.js';
 
@@ -25,26 +27,21 @@ async function snapshot(dataSource: DataSource): Promise<Record<string, unknown[
 }
 
 describe('routes with authentication on (e2e)', () => {
-  let jwks: JwksServer;
+  let app: AuthApp;
   let key: SigningKey;
   let t: TestApp;
   const log = capturingLogger();
   let readWrite: string;
 
   beforeAll(async () => {
-    key = await signingKey('ES256');
-    jwks = await new JwksServer([key]).start();
-    t = await createTestApp({ env: authEnv(jwks), logger: log.logger });
-    await eventually('readiness', async () => (await t.http().get('/health/ready')).status === 200);
+    app = await startAuthApp('ES256', { logger: log.logger });
+    ({ key, t } = app);
     readWrite = `Bearer ${await mint(key, { sub: 'alice', azp: 'shop-frontend', scope: 'users:read users:write' })}`;
   });
 
   afterEach(() => resetDatabase(t.dataSource));
 
-  afterAll(async () => {
-    await t?.close();
-    await jwks?.stop();
-  });
+  afterAll(() => app?.close());
 
   it('requires a token on /echo and /info, whatever its scopes', async () => {
     await t.http().post('/echo').send({ a: 1 }).expect(401);
@@ -219,6 +216,10 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
     await eventually('a first fetch attempt', () => jwks.fetches > 0);
     const notReady = await t.http().get('/health/ready').expect(503);
     expect(notReady.body).toMatchObject({ ok: false, keys: 'not fetched' });
+    // The failed fetches are counted, and no fetch has succeeded yet (0: never).
+    const failing = (await request(t.metricsUrl).get('').expect(200)).text;
+    expect(failing).toMatch(/^auth_jwks_refresh_failures_total [1-9]\d*$/m);
+    expect(failing).toMatch(/^auth_jwks_last_refresh_success_timestamp_seconds 0$/m);
     // A token cannot be checked yet: the instance is unavailable, the caller did nothing wrong.
     await getUsers(await mint(key, { scope: 'users:read' })).expect(503, {
       error: 'service unavailable',
@@ -229,6 +230,9 @@ describe('signing keys: rotation and an unreachable JWKS (e2e)', () => {
       async () => (await t!.http().get('/health/ready')).status === 200,
     );
     await getUsers(await mint(key, { scope: 'users:read' })).expect(200);
+    const fetched = (await request(t.metricsUrl).get('').expect(200)).text;
+    const at = /^auth_jwks_last_refresh_success_timestamp_seconds (\S+)$/m.exec(fetched)?.[1];
+    expect(Math.abs(Number(at) - Date.now() / 1000)).toBeLessThan(60);
   });
 
   it('takes a rotated key set on refresh: new keys verify, removed keys stop verifying', async () => {

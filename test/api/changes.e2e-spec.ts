@@ -147,6 +147,20 @@ describe('GET /users/changes (e2e)', () => {
     expect(await sql(`SELECT count(*)::int AS n FROM user_changes`)).toEqual([{ n: 1 }]);
   });
 
+  it('starts again when the users table is truncated: old tokens 410, new changes follow', async () => {
+    await sql(`INSERT INTO users (name) VALUES ('A'), ('B')`);
+    const before = (await feed()).next;
+    // An operator's reset: the users go, their ids start again from 1.
+    await sql('TRUNCATE users RESTART IDENTITY CASCADE');
+    await t.http().get('/users/changes').query({ after: before }).expect(410);
+    await sql(`INSERT INTO users (name) VALUES ('C')`);
+    // The new user 1 is no old user 1: the feed holds only what came after the reset.
+    expect(versions((await feed()).events)).toEqual([[1, 1]]);
+    const list = await t.http().get('/users').expect(200);
+    await sql(`UPDATE users SET name = 'C2' WHERE id = 1`);
+    expect(versions((await feed(list.headers['changes-token'])).events)).toEqual([[1, 2]]);
+  });
+
   it('purges up to the first event younger than the retention, never past it', async () => {
     await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 3) g`);
     await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id IN (1, 3)`);

@@ -123,6 +123,9 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     expect(res.text).toMatch(/db_pool_connections [1-9]/);
     expect(res.text).toMatch(/db_pool_waiting_requests 0/);
     expect(res.text).toMatch(/process_resident_memory_bytes \d+/);
+    // Authentication is off here: nothing fetched, nothing failed.
+    expect(res.text).toMatch(/^auth_jwks_refresh_failures_total 0$/m);
+    expect(res.text).toMatch(/^auth_jwks_last_refresh_success_timestamp_seconds 0$/m);
     // Unknown paths share one label value, so scanners cannot blow up the series count.
     await t.http().get('/random-1').expect(404);
     await t.http().get('/random-2').expect(404);

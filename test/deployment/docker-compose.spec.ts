@@ -1,5 +1,7 @@
 // docker-compose.yml: the database, the one-off migration and the service, started in order with
 // settings the service accepts.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { validateEnv } from '../../src/config/env.validation.js';
 import { compose, composeEnv, composeSeconds, type ComposeService } from '../support/compose.js';
 import { healthCheckTarget } from '../support/dockerfile.js';
@@ -11,7 +13,15 @@ import {
   healthRoute,
   npmRunScript,
   pkg,
+  read,
+  root,
 } from '../support/project-files.js';
+
+/** The database role each service built from the Dockerfile logs in as, and its password. */
+const LOGINS: Record<string, { role: string; password: string }> = {
+  migrate: { role: 'users_service_migrate', password: 'USERS_MIGRATE_PASSWORD' },
+  app: { role: 'users_service_app', password: 'USERS_APP_PASSWORD' },
+};
 
 describe('docker-compose.yml', () => {
   const { postgres, migrate, app } = compose.services;
@@ -25,8 +35,28 @@ describe('docker-compose.yml', () => {
     const volume = (postgres.volumes ?? []).map((v) =>
       typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v,
     );
-    expect(volume).toEqual([{ source: 'pgdata', target: '/var/lib/postgresql' }]);
+    expect(volume[0]).toEqual({ source: 'pgdata', target: '/var/lib/postgresql' });
     expect(Object.keys(compose.volumes ?? {})).toContain('pgdata');
+  });
+
+  it('creates the database roles when the volume is initialised: roles.sql, then the passwords', () => {
+    const mounts = (postgres.volumes ?? [])
+      .filter((v): v is string => typeof v === 'string')
+      .map((v) => v.split(':'))
+      .filter(([, target]) => target.startsWith('/docker-entrypoint-initdb.d/'));
+    expect(mounts).toEqual([
+      ['./deploy/sql/roles.sql', '/docker-entrypoint-initdb.d/10-roles.sql', 'ro'],
+      ['./deploy/sql/compose-passwords.sh', '/docker-entrypoint-initdb.d/20-passwords.sh', 'ro'],
+    ]);
+    for (const [source] of mounts) expect(existsSync(path.join(root, source))).toBe(true);
+    // Executable, so the image's entrypoint runs it rather than sourcing it into its own shell.
+    expect(statSync(path.join(root, 'deploy/sql/compose-passwords.sh')).mode & 0o111).not.toBe(0);
+    const script = read('deploy/sql/compose-passwords.sh');
+    const env = composeEnv(postgres);
+    for (const variable of ['USERS_MIGRATE_PASSWORD', 'USERS_APP_PASSWORD']) {
+      expect(script).toContain(`"$${variable}"`);
+      expect(env.get(variable)).toBeTruthy();
+    }
   });
 
   it('builds migrate and app from the Dockerfile as one image', () => {
@@ -76,12 +106,16 @@ describe('docker-compose.yml', () => {
       expect(() => validateEnv(Object.fromEntries(env))).not.toThrow();
       const url = new URL(env.get('DATABASE_URL')!);
       const pg = composeEnv(postgres);
+      // The migration logs in as the role that owns the schema, the service as the runtime role
+      // (deploy/sql/roles.sql), each with the password compose-passwords.sh sets.
+      const login = LOGINS[name];
       expect([url.hostname, url.port, decodeURIComponent(url.username)]).toEqual([
         'postgres',
         '5432',
-        pg.get('POSTGRES_USER'),
+        login.role,
       ]);
-      expect(decodeURIComponent(url.password)).toBe(pg.get('POSTGRES_PASSWORD'));
+      expect(read('deploy/sql/roles.sql')).toContain(`CREATE ROLE ${login.role} LOGIN;`);
+      expect(decodeURIComponent(url.password)).toBe(pg.get(login.password));
       expect(url.pathname).toBe(`/${pg.get('POSTGRES_DB')}`);
     }
     const env = composeEnv(app);

@@ -5,10 +5,13 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { parseYamlObjects, readKustomization } from '../support/k8s-render.js';
 import {
   baseDir,
+  migrationSecret,
+  migrationSecretData,
   MODELS,
   overlayCases,
   secret,
   secretData,
+  secretExampleNames,
   STRUCTURAL,
 } from '../support/k8s-manifests.js';
 import { envExample, read } from '../support/project-files.js';
@@ -61,7 +64,8 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
 
   describe('ConfigMap and Secret', () => {
     it('only hold variables the service reads', () => {
-      for (const name of [...Object.keys(cmData), ...Object.keys(secretData)]) {
+      const names = [cmData, secretData, migrationSecretData].flatMap(Object.keys);
+      for (const name of names) {
         expect([name, envExample.has(name)]).toEqual([name, true]);
       }
       expect(Object.keys(secretData).sort()).toEqual([
@@ -69,14 +73,39 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
         'DATABASE_READ_URLS',
         'DATABASE_URL',
       ]);
+      // The migration Job needs its database and nothing else.
+      expect(Object.keys(migrationSecretData)).toEqual(['DATABASE_URL']);
+      expect(secretExampleNames).toEqual(['users-service', 'users-service-migrate']);
       // Secrets never in the ConfigMap.
-      expect(Object.keys(cmData).filter((name) => name in secretData)).toEqual([]);
+      for (const data of [secretData, migrationSecretData]) {
+        expect(Object.keys(cmData).filter((name) => name in data)).toEqual([]);
+      }
       expect(secret.data).toBeUndefined();
+      expect(migrationSecret.data).toBeUndefined();
+    });
+
+    it('log the service and the migration Job in as different database roles', () => {
+      const roles = read('deploy/sql/roles.sql');
+      const login = (url: string) => new URL(url);
+      const runtime = login(secretData.DATABASE_URL);
+      const migration = login(migrationSecretData.DATABASE_URL);
+      expect(runtime.username).not.toBe(migration.username);
+      // The same database, each role as deploy/sql/roles.sql creates it.
+      expect([runtime.host, runtime.pathname]).toEqual([migration.host, migration.pathname]);
+      expect(roles).toContain(`CREATE ROLE ${migration.username} LOGIN;`);
+      expect(roles).toContain(`CREATE ROLE ${runtime.username} LOGIN;`);
+      expect(roles).toMatch(new RegExp(`GRANT users_service_runtime TO ${runtime.username};`));
+      expect(roles).toMatch(new RegExp(`OWNER TO ${migration.username};`));
+      // Replicas are read as the runtime role too.
+      for (const replica of secretData.DATABASE_READ_URLS.split(',')) {
+        expect(login(replica).username).toBe(runtime.username);
+      }
     });
 
     it('hold values the service accepts: production, a real database, no migration at boot', () => {
       const env = { ...cmData, ...secretData };
       expect(() => validateEnv(env)).not.toThrow();
+      expect(() => validateEnv({ ...cmData, ...migrationSecretData })).not.toThrow();
       expect(cmData.NODE_ENV).toBe('production');
       expect(cmData.MIGRATE_ON_BOOT).toBe('false');
       // Production authenticates callers itself unless a mesh is said to (AUTH_MODE=none).
@@ -91,10 +120,12 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
     });
 
     it('the secret example holds obviously fake values', () => {
-      for (const [name, value] of Object.entries(secretData)) {
-        expect([name, /change-me/i.test(value)]).toEqual([name, true]);
+      for (const data of [secretData, migrationSecretData]) {
+        for (const [name, value] of Object.entries(data)) {
+          expect([name, /change-me/i.test(value)]).toEqual([name, true]);
+        }
+        expect(new URL(data.DATABASE_URL).hostname).toMatch(/\.(invalid|example)$/);
       }
-      expect(new URL(secretData.DATABASE_URL).hostname).toMatch(/\.(invalid|example)$/);
     });
 
     it('the ConfigMap name carries the hash of its data when kustomize renders it', () => {

@@ -9,9 +9,10 @@ import {
   envNames,
   expectRestricted,
   labelsMatch,
+  migrationSecret,
+  migrationSecretData,
   overlayCases,
   secret,
-  secretData,
 } from '../support/k8s-manifests.js';
 import {
   defaultGrpcPort,
@@ -188,16 +189,39 @@ describe.each(overlayCases)('Kubernetes workloads: k8s/overlays/%s', (_name, man
       expect(pkg.scripts[script!]).toBeDefined();
       expect(jobPodSpec.containers).toHaveLength(1);
       expect(migrate.image).toBe(container.image);
-      expect(migrate.envFrom).toEqual(container.envFrom);
       for (const name of envNames(migrate))
         expect([name, envExample.has(name)]).toEqual([name, true]);
       expect(() =>
         validateEnv({
           ...cmData,
-          ...secretData,
+          ...migrationSecretData,
           ...Object.fromEntries((migrate.env ?? []).map((e) => [e.name, e.value])),
         }),
       ).not.toThrow();
+    });
+
+    it("logs in as the migration role, from a Secret of its own the service's pods never read", () => {
+      const sources = (spec: typeof migrate) =>
+        (spec.envFrom ?? []).map((from) => ({
+          configMap: from.configMapRef?.name,
+          secret: from.secretRef?.name,
+        }));
+      expect(sources(migrate)).toEqual([
+        { configMap: configMap.metadata?.name, secret: undefined },
+        { configMap: undefined, secret: migrationSecret.metadata?.name },
+      ]);
+      expect(migrationSecret.metadata?.name).not.toBe(secret.metadata?.name);
+      const readByPods = [...podSpec.containers, ...(podSpec.initContainers ?? [])].flatMap(
+        (spec) => [
+          ...sources(spec).map((source) => source.secret),
+          ...(spec.env ?? []).map((variable) => variable.valueFrom?.secretKeyRef?.name),
+        ],
+      );
+      expect(readByPods).not.toContain(migrationSecret.metadata?.name);
+      expect(readByPods).toContain(secret.metadata?.name);
+      expect((podSpec.volumes ?? []).map((volume) => volume.secret?.secretName)).not.toContain(
+        migrationSecret.metadata?.name,
+      );
     });
 
     it('gets no mesh sidecar, which would keep the Job from completing', () => {

@@ -1,39 +1,70 @@
 // DB_STATEMENT_TIMEOUT_MS bounds every statement the service sends, whichever way pg is called:
 // the callback form (pg's Pool#query: the hot reads, creates and replica reads) and the promise
-// form (TypeORM). The server stops the statement: it fails with 57014 (query_canceled).
+// form (TypeORM). A statement that cannot commit is cancelled (57014) and its connection never
+// used again; a statement that can commit (a write outside a transaction block, a COMMIT, or
+// anything with a COMMIT queued behind it) is never cancelled: its connection is closed and the
+// server's backend goes on. A server-side statement_timeout, which would cancel commits, is refused.
 import pg from 'pg';
-import {
-  cancellingClient,
-  outlivedStatementTimeout,
-} from '../../src/database/cancelling-client.js';
+import { databaseClient, isFinalFailure } from '../../src/database/database-client.js';
 import { isFailoverError } from '../../src/database/failover-retry.js';
-import { testDatabaseUrl } from '../support/test-app.js';
+import { setPipeline } from '../../src/internals/pg-client.js';
+import { waitFor } from '../support/service-process.js';
+import { scratchDatabase, testDatabaseUrl } from '../support/test-app.js';
 
-describe('the statement timeout (cancellingClient)', () => {
+const TIMEOUT_MS = 300;
+
+describe('the statement timeout (databaseClient)', () => {
   let pool: pg.Pool;
+  let admin: pg.Client;
 
-  beforeAll(() => {
+  const backendOf = async (client: pg.ClientBase) =>
+    (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  /** What a backend is doing, as pg_stat_activity says (undefined once it is gone). */
+  const activity = async (pid: number) =>
+    (
+      await admin.query<{ state: string; wait_event_type: string | null; query: string }>(
+        'SELECT state, wait_event_type, query FROM pg_stat_activity WHERE pid = $1',
+        [pid],
+      )
+    ).rows[0];
+
+  beforeAll(async () => {
     pool = new pg.Pool({
       connectionString: testDatabaseUrl(),
       max: 2,
-      Client: cancellingClient(200),
+      Client: databaseClient(TIMEOUT_MS),
     });
+    admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    await admin.query('CREATE TABLE IF NOT EXISTS statement_timeout_probe (n int)');
   });
 
   afterAll(async () => {
+    await admin.query('DROP TABLE IF EXISTS statement_timeout_probe');
+    await admin.end();
     await pool.end();
   });
 
-  it("cancels a statement sent through the pool's query (callback form)", async () => {
+  it("cancels a read sent through the pool's query (callback form)", async () => {
     await expect(pool.query('SELECT pg_sleep(30)')).rejects.toMatchObject({ code: '57014' });
   });
 
-  it("cancels a statement sent through a client's promise form", async () => {
+  it("cancels a read sent through a client's promise form, then never uses that connection again", async () => {
     const client = await pool.connect();
+    const pid = await backendOf(client);
     try {
       await expect(client.query('SELECT pg_sleep(30)')).rejects.toMatchObject({ code: '57014' });
+      // A cancel request names a backend, not a statement: a late one would land on whatever
+      // ran next, so nothing runs next on this connection.
+      await expect(client.query('SELECT 1')).rejects.toThrow(/not queryable/);
     } finally {
       client.release();
+    }
+    const next = await pool.connect();
+    try {
+      expect(await backendOf(next)).not.toBe(pid);
+    } finally {
+      next.release();
     }
   });
 
@@ -42,14 +73,61 @@ describe('the statement timeout (cancellingClient)', () => {
     const client = await pool.connect();
     try {
       expect((await client.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
+      expect((await client.query('SELECT 3 AS three')).rows).toEqual([{ three: 3 }]);
     } finally {
       client.release();
     }
   });
 
+  it('never cancels a write outside a transaction: it closes the connection, and the server finishes the write', async () => {
+    await admin.query('TRUNCATE statement_timeout_probe');
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE statement_timeout_probe IN ACCESS EXCLUSIVE MODE');
+    const client = await pool.connect();
+    const pid = await backendOf(client);
+    let failure: unknown;
+    try {
+      failure = await client
+        .query('INSERT INTO statement_timeout_probe VALUES (1)')
+        .catch((error: unknown) => error);
+    } finally {
+      client.release();
+    }
+    // The caller learns that the outcome is unknown, and must not retry.
+    expect(failure).toMatchObject({ name: 'CommitOutcomeUnknownError', code: '08007' });
+    expect(isFinalFailure(failure)).toBe(true);
+    expect(isFailoverError(failure)).toBe(false);
+    // Not cancelled: the backend still waits for the lock, its write still to come.
+    expect(await activity(pid)).toMatchObject({ state: 'active', wait_event_type: 'Lock' });
+    await admin.query('COMMIT');
+    await waitFor('the write to finish', async () => (await activity(pid)) === undefined);
+    expect(
+      (await admin.query('SELECT count(*)::int AS n FROM statement_timeout_probe')).rows[0].n,
+    ).toBe(1);
+  });
+
+  it('never cancels a statement with a COMMIT queued behind it (pipeline mode)', async () => {
+    const client = await pool.connect();
+    const pid = await backendOf(client);
+    setPipeline(client, true);
+    const sent = ['BEGIN', 'SELECT pg_sleep(2)', 'COMMIT'].map((sql) =>
+      client.query(sql).then(
+        () => 'ok',
+        (error: { name?: string; code?: string }) => error.name ?? error.code,
+      ),
+    );
+    const [, sleep, commit] = await Promise.all(sent);
+    client.release(true);
+    expect({ sleep, commit }).not.toEqual({ sleep: 'ok', commit: 'ok' });
+    expect(commit).toBe('CommitOutcomeUnknownError');
+    // The sleep was not cancelled: it runs on, on a backend whose client has gone.
+    expect(await activity(pid)).toMatchObject({ query: 'SELECT pg_sleep(2)', state: 'active' });
+    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+  });
+
   it('marks a failure that outlived it: a keyed create answers it rather than retrying', async () => {
     const timedOut: unknown = await pool.query('SELECT pg_sleep(30)').catch((error) => error);
-    expect(outlivedStatementTimeout(timedOut)).toBe(true);
+    expect(isFinalFailure(timedOut)).toBe(true);
     expect(isFailoverError(timedOut)).toBe(false);
 
     // A connection the server closed in time is a failover error, retried.
@@ -58,11 +136,36 @@ describe('the statement timeout (cancellingClient)', () => {
       .query('SELECT pg_terminate_backend(pg_backend_pid())')
       .catch((error) => error);
     client.release(true);
-    expect(outlivedStatementTimeout(terminated)).toBe(false);
+    expect(isFinalFailure(terminated)).toBe(false);
     expect(isFailoverError(terminated)).toBe(true);
 
     const failed: unknown = await pool.query('SELECT 1 / 0').catch((error) => error);
-    expect(outlivedStatementTimeout(failed)).toBe(false);
+    expect(isFinalFailure(failed)).toBe(false);
     expect(isFailoverError(failed)).toBe(false);
+  });
+
+  it('refuses a primary connection when the server would time statements out itself', async () => {
+    const database = await scratchDatabase(`statement_timeout_test_${process.pid}`);
+    const name = new URL(database.url).pathname.slice(1);
+    await admin.query(`ALTER DATABASE ${name} SET statement_timeout = '5s'`);
+    const primary = new pg.Pool({
+      connectionString: database.url,
+      Client: databaseClient(TIMEOUT_MS, { requireWritable: true }),
+    });
+    try {
+      await expect(primary.query('SELECT 1')).rejects.toMatchObject({
+        code: 'F0000',
+        message: expect.stringContaining('statement_timeout = 5s'),
+      });
+      await admin.query(`ALTER DATABASE ${name} RESET statement_timeout`);
+      // The gate backs off after a failed attempt; the next one succeeds.
+      await waitFor('a connection once the setting is gone', async () => {
+        const { rows } = await primary.query('SELECT 1 AS one');
+        return rows[0].one === 1;
+      });
+    } finally {
+      await primary.end();
+      await database.drop();
+    }
   });
 });

@@ -1,65 +1,35 @@
 // Synchronous replication (Debian PostgreSQL 15: a throwaway primary and a pg_basebackup standby):
 // a create is acknowledged (201) only once its commit returned cleanly. While the primary waits
 // for a synchronous standby that never confirms (synchronous_standby_names naming an absent one),
-// a create answers 503 after the statement timeout, never 201: an autocommit INSERT whose wait is
-// cancelled (PostgreSQL's warning notice), and an idempotent create whose COMMIT is never
-// cancelled but abandoned, staying invisible until the standby requirement is met again.
+// a create answers 503 after the statement timeout, never 201, and its commit's wait is never cut
+// short: an autocommit INSERT and an idempotent create's COMMIT are abandoned, not cancelled, and
+// stay invisible until the standby requirement is met again.
 import pg from 'pg';
-import {
-  postgresBinForReplicas,
-  startPrimary,
-  type ClusterServer,
-  type Primary,
-} from '../../scripts/lib/pg-cluster.mjs';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
+import { startSyncPair, type SyncPair } from '../support/sync-standby.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const STATEMENT_TIMEOUT_MS = 1000;
 
 describe('synchronous replication: no create is acknowledged before the standby has it (e2e)', () => {
-  let primary: Primary;
-  let standby: ClusterServer;
-  let admin: pg.Client;
+  let pair: SyncPair;
   let t: TestApp;
-
-  /** Sets synchronous_standby_names on the primary and reloads its configuration. */
-  async function requireStandby(names: string): Promise<void> {
-    await admin.query(`ALTER SYSTEM SET synchronous_standby_names = '${names}'`);
-    await admin.query('SELECT pg_reload_conf()');
-    await waitFor(
-      `synchronous_standby_names = ${names}`,
-      async () =>
-        (await admin.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names ===
-        names,
-      5000,
-    );
-  }
+  const requireStandby = (names: string) => pair.requireStandby(names);
 
   const usersWithEmail = async (email: string) =>
     Number(
-      (await admin.query('SELECT count(*) AS n FROM users WHERE email = $1', [email])).rows[0].n,
+      (await pair.admin.query('SELECT count(*) AS n FROM users WHERE email = $1', [email])).rows[0]
+        .n,
     );
 
   beforeAll(async () => {
-    if (!postgresBinForReplicas())
-      throw new Error("Debian PostgreSQL 15's pg_basebackup is needed");
-    primary = await startPrimary({ database: 'users_sync_test' });
-    standby = await primary.startStandby();
-    admin = new pg.Client({ connectionString: primary.url });
-    await admin.connect();
-    await requireStandby('*');
-    await waitFor(
-      'the standby to be synchronous',
-      async () =>
-        (await admin.query(`SELECT 1 FROM pg_stat_replication WHERE sync_state = 'sync'`))
-          .rowCount === 1,
-      10_000,
-    );
+    pair = await startSyncPair('users_sync_test');
     t = await createTestApp({
       env: {
-        DATABASE_URL: primary.url,
+        DATABASE_URL: pair.primary.url,
         DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+        IDEMPOTENCY_WAIT_MS: String(STATEMENT_TIMEOUT_MS / 2),
         DB_CONNECT_TIMEOUT_MS: '500',
       },
     });
@@ -67,9 +37,7 @@ describe('synchronous replication: no create is acknowledged before the standby 
 
   afterAll(async () => {
     await t?.close();
-    await admin?.end();
-    await standby?.stop();
-    await primary?.stop();
+    await pair?.stop();
   });
 
   afterEach(async () => {
@@ -89,7 +57,7 @@ describe('synchronous replication: no create is acknowledged before the standby 
       .send({ name: 'Bob', email: 'bob@example.com' })
       .expect(201);
     // Synchronous: the standby has both rows as soon as the 201s are sent.
-    const onStandby = new pg.Client({ connectionString: standby.url });
+    const onStandby = new pg.Client({ connectionString: pair.standby.url });
     await onStandby.connect();
     try {
       const { rows } = await onStandby.query(
@@ -102,7 +70,7 @@ describe('synchronous replication: no create is acknowledged before the standby 
     }
   });
 
-  it('answers 503, not 201, when the wait of a create without Idempotency-Key is cancelled', async () => {
+  it('never cuts short the wait of a create without Idempotency-Key: 503, and the row stays invisible', async () => {
     await requireStandby('absent_standby');
     const started = Date.now();
     const res = await t
@@ -112,9 +80,16 @@ describe('synchronous replication: no create is acknowledged before the standby 
       .expect(503);
     expect(res.body).toEqual(SERVICE_UNAVAILABLE);
     expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS);
-    // The cancel ended the wait: PostgreSQL committed locally, which is exactly why the service
-    // could not answer 201 (a failover to the standby would lose this row).
-    expect(await usersWithEmail('cyd@example.com')).toBe(1);
+    // Its implicit commit still waits on the server (the connection was closed, nothing was
+    // cancelled), so no reader sees a row that a failover to the standby would take back.
+    expect(await usersWithEmail('cyd@example.com')).toBe(0);
+    expect(await pair.waitingCommits()).toBe(1);
+    await requireStandby('*');
+    await waitFor(
+      'the waiting commit',
+      async () => (await usersWithEmail('cyd@example.com')) === 1,
+    );
+    expect(pair.cancelledWaits()).toEqual([]);
   });
 
   it('never cancels a COMMIT: an idempotent create answers 503, stays invisible until the standby confirms, and its retry replays 201', async () => {
@@ -131,10 +106,7 @@ describe('synchronous replication: no create is acknowledged before the standby 
     // The COMMIT still waits on the server (its connection was closed, not cancelled), so the
     // row is not visible to anyone: nothing was acknowledged that the standby lacks.
     expect(await usersWithEmail('dee@example.com')).toBe(0);
-    const waiting = await admin.query(
-      `SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND application_name = 'users-service'`,
-    );
-    expect(waiting.rowCount).toBe(1);
+    expect(await pair.waitingCommits()).toBe(1);
 
     // The standby requirement is met again: the waiting commit completes.
     await requireStandby('*');

@@ -19,6 +19,7 @@ describe('a primary that vanishes without closing its connections (e2e)', () => 
     ({ proxy, ...t } = await createTestAppBehindProxy({
       env: {
         DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+        IDEMPOTENCY_WAIT_MS: String(STATEMENT_TIMEOUT_MS / 2),
         DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
         // The bounds of one attempt: a keyed create whose attempt needs a new connection is
         // otherwise retried for DB_FAILOVER_RETRY_MS (database-faults.e2e-spec.ts).

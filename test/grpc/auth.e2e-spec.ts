@@ -11,18 +11,17 @@ import {
   type GrpcClients,
 } from '../../scripts/lib/grpc-client.mjs';
 import { capturingLogger } from '../support/capturing-logger.js';
-import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
+import { resetDatabase, type TestApp } from '../support/test-app.js';
 import {
-  authEnv,
+  type AuthApp,
   eventually,
-  JwksServer,
   mint,
-  signingKey,
+  startAuthApp,
   type SigningKey,
 } from '../support/identity-provider.js';
 
 describe('gRPC with authentication on (e2e)', () => {
-  let jwks: JwksServer;
+  let app: AuthApp;
   let key: SigningKey;
   let t: TestApp;
   let clients: GrpcClients;
@@ -35,10 +34,8 @@ describe('gRPC with authentication on (e2e)', () => {
   };
 
   beforeAll(async () => {
-    key = await signingKey('EdDSA');
-    jwks = await new JwksServer([key]).start();
-    t = await createTestApp({ grpc: true, env: authEnv(jwks), logger: log.logger });
-    await eventually('readiness', async () => (await t.http().get('/health/ready')).status === 200);
+    app = await startAuthApp('EdDSA', { grpc: true, logger: log.logger });
+    ({ key, t } = app);
     clients = grpcClients(t.grpcAddress);
     const writer = `Bearer ${await mint(key, { scope: 'users:write' })}`;
     await t.http().post('/users').set('authorization', writer).send({ name: 'Ada' }).expect(201);
@@ -47,8 +44,7 @@ describe('gRPC with authentication on (e2e)', () => {
   afterAll(async () => {
     clients?.close();
     await resetDatabase(t.dataSource);
-    await t?.close();
-    await jwks?.stop();
+    await app?.close();
   });
 
   it('answers GetUser to a token with users:read in the metadata', async () => {

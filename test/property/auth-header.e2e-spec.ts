@@ -4,15 +4,8 @@
 // a valid token still passes. Seeded and bounded like the other property tests in test/property/ (FUZZ_SEED, FUZZ_RUNS).
 import fc from 'fast-check';
 import { send } from '../../scripts/lib/http-client.mjs';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  authEnv,
-  eventually,
-  JwksServer,
-  mint,
-  signingKey,
-  type SigningKey,
-} from '../support/identity-provider.js';
+import { type TestApp } from '../support/test-app.js';
+import { type AuthApp, mint, startAuthApp } from '../support/identity-provider.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
@@ -22,23 +15,17 @@ const headerValue = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,300}$/);
 const base64url = fc.stringMatching(/^[A-Za-z0-9_-]{0,200}$/);
 
 describe('Authorization header, any value (property)', () => {
-  let jwks: JwksServer;
-  let key: SigningKey;
+  let app: AuthApp;
   let t: TestApp;
   let valid: string;
 
   beforeAll(async () => {
-    key = await signingKey('RS256');
-    jwks = await new JwksServer([key]).start();
-    t = await createTestApp({ env: authEnv(jwks) });
-    await eventually('readiness', async () => (await t.http().get('/health/ready')).status === 200);
-    valid = await mint(key, { scope: 'users:read' });
+    app = await startAuthApp('RS256');
+    t = app.t;
+    valid = await mint(app.key, { scope: 'users:read' });
   });
 
-  afterAll(async () => {
-    await t?.close();
-    await jwks?.stop();
-  });
+  afterAll(() => app?.close());
 
   /** A token-like value: random segments, or a valid token with one segment replaced. */
   const tokenish = fc.oneof(

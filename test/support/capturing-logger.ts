@@ -1,7 +1,11 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { rootLoggerOptions } from '../../src/observability/logging.js';
 
-/** A pino logger whose JSON lines the test can read. */
+/**
+ * A pino logger with the service's own settings (schema, redaction, the loggable form of errors)
+ * at level debug, whose JSON lines the test can read.
+ */
 export function capturingLogger(): {
   logger: pino.Logger;
   lines: () => Record<string, unknown>[];
@@ -14,10 +18,7 @@ export function capturingLogger(): {
       done();
     },
   });
-  const logger = pino(
-    { level: 'debug', formatters: { level: (label) => ({ level: label }) } },
-    stream,
-  );
+  const logger = pino(rootLoggerOptions({ logLevel: 'debug' }), stream);
   const raw = () => chunks.join('');
   const lines = () =>
     raw()

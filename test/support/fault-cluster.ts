@@ -3,6 +3,7 @@
 // database the other specs share. A spec calls useFaultCluster() once; Jest gives every test file
 // its own copy of this module, so `cluster` (a live binding) is that file's own.
 import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
@@ -78,6 +79,36 @@ export async function startFaultApp(database: string, env: Record<string, string
   return { url, t, clients: grpcClients(t.grpcAddress) };
 }
 
+export interface FaultApp extends Awaited<ReturnType<typeof startFaultApp>> {
+  /** A session of the test's own on the app's database (locks, pg_terminate_backend). */
+  admin: pg.Client;
+  /** A keep-alive agent for the test's HTTP calls. */
+  agent: http.Agent;
+}
+
+/**
+ * Runs `test` with the app of startFaultApp, an admin session on its database and an HTTP agent,
+ * then rolls back whatever the admin session holds and closes all of them, whatever happened.
+ */
+export async function withFaultApp(
+  database: string,
+  env: Record<string, string>,
+  test: (app: FaultApp) => Promise<void>,
+): Promise<void> {
+  const app = await startFaultApp(database, env);
+  const admin = await adminClient(app.url);
+  const agent = new http.Agent({ keepAlive: true });
+  try {
+    await test({ ...app, admin, agent });
+  } finally {
+    await admin.query('ROLLBACK').catch(() => undefined);
+    await admin.end();
+    agent.destroy();
+    app.clients.close();
+    await app.t.close();
+  }
+}
+
 /** Starts the spec's cluster before its tests and removes it after them. */
 export function useFaultCluster(): void {
   beforeAll(async () => {
@@ -85,7 +116,9 @@ export function useFaultCluster(): void {
     cluster = await startThrowawayPostgres({
       prefix: 'users-fault-pg-',
       persistent: true,
-      postgresFlags: ['-c', 'max_connections=100'],
+      // As recommended for production (docs/failover.md): a backend whose client has gone stops
+      // its statement, though never a commit waiting for a standby.
+      postgresFlags: ['-c', 'max_connections=100', '-c', 'client_connection_check_interval=200ms'],
       onLog: (message) => {
         clusterLog.push(message);
         clusterLog.splice(0, Math.max(0, clusterLog.length - 50));

@@ -45,7 +45,8 @@ export const httpCall = (
   method: string,
   target: string,
   body?: unknown,
-) => requestJson(base, method, target, body, { agent, timeoutMs: BOUND_MS });
+  headers?: Record<string, string>,
+) => requestJson(base, method, target, body, { agent, timeoutMs: BOUND_MS, headers });
 
 /** GetUser with its outcome: `{ code: OK, reply }` or `{ code, details }`. */
 export const getUserOf = (clients: GrpcClients, id: number, deadlineMs = BOUND_MS) =>

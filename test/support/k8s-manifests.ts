@@ -41,9 +41,12 @@ export const MODELS: Record<string, ModelClass> = {
 };
 /**
  * Custom resources kubernetes-models has no schema for: checked by their own tests
- * (test/deployment/k8s-networking.spec.ts).
+ * (test/deployment/k8s-networking.spec.ts, test/operations/prometheus-rules.spec.ts).
  */
-export const STRUCTURAL = ['monitoring.coreos.com/v1/ServiceMonitor'];
+export const STRUCTURAL = [
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
+];
 
 interface ServiceMonitorObject extends K8sObject {
   spec: {
@@ -59,11 +62,25 @@ function only<T>(objects: K8sObject[], kind: string, Model: new (data: never) =>
   return new Model(found[0] as never);
 }
 
-/** The secret example is not rendered (it is not a resource of any kustomization). */
-export const secret = new Secret(
-  parseYamlObjects(read('k8s/base/secret.example.yaml'), 'secret.example.yaml')[0],
-);
+/**
+ * The secret example is not rendered (it is not a resource of any kustomization). It holds two
+ * Secrets: the service's (the runtime database role) and the migration Job's (the migration role).
+ */
+const secretExamples = parseYamlObjects(
+  read('k8s/base/secret.example.yaml'),
+  'secret.example.yaml',
+).map((object) => new Secret(object));
+const secretNamed = (name: string): Secret => {
+  const found = secretExamples.filter((example) => example.metadata?.name === name);
+  expect(found).toHaveLength(1);
+  return found[0];
+};
+export const secret = secretNamed('users-service');
 export const secretData = secret.stringData ?? {};
+export const migrationSecret = secretNamed('users-service-migrate');
+export const migrationSecretData = migrationSecret.stringData ?? {};
+/** Every Secret of the example, the two above and no other. */
+export const secretExampleNames = secretExamples.map((example) => example.metadata?.name);
 
 /** An overlay as kubectl would apply it, with its objects picked out by kind. */
 function loadOverlay(overlay: string) {

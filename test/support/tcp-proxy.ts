@@ -11,9 +11,12 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   private dropping = false;
   private frozen = false;
+  private delayMs = 0;
   port = 0;
   /** Connections accepted so far: each one a connection attempt of the service. */
   accepted = 0;
+  /** Connections that carried a PostgreSQL CancelRequest (a cancel of a running statement). */
+  cancelRequests = 0;
   /** Connections closed for being idle (idleTimeoutMs). */
   idleClosed = 0;
 
@@ -38,29 +41,62 @@ export class TcpProxy {
         client.pause();
         return;
       }
-      const upstream = net.connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
+      if (this.delayMs > 0) {
+        // Read (and counted) at once, sent on later.
+        const held: Buffer[] = [];
+        const hold = (chunk: Buffer) => {
+          if (held.length === 0 && isCancelRequest(chunk)) this.cancelRequests += 1;
+          held.push(chunk);
+        };
+        client.on('data', hold);
+        this.sockets.add(client);
+        setTimeout(() => {
+          client.off('data', hold);
+          this.forward(client, held);
+        }, this.delayMs);
+        return;
       }
-      client.pipe(upstream).pipe(client);
-      // The client's socket sees the bytes of both directions (it reads one, writes the other).
-      const { idleTimeoutMs } = this.options;
-      if (idleTimeoutMs) {
-        client.setTimeout(idleTimeoutMs, () => {
-          this.idleClosed += 1;
-          client.destroy();
-          upstream.destroy();
-        });
-      }
+      client.once('data', (first: Buffer) => {
+        if (isCancelRequest(first)) this.cancelRequests += 1;
+      });
+      this.forward(client, []);
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as net.AddressInfo).port;
     this.server = server;
+  }
+
+  private forward(client: net.Socket, held: Buffer[]): void {
+    if (client.destroyed) return;
+    const upstream = net.connect(this.targetPort, this.targetHost);
+    for (const chunk of held) upstream.write(chunk);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+    // The client's socket sees the bytes of both directions (it reads one, writes the other).
+    const { idleTimeoutMs } = this.options;
+    if (idleTimeoutMs) {
+      client.setTimeout(idleTimeoutMs, () => {
+        this.idleClosed += 1;
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  }
+
+  /**
+   * New connections reach the server only `ms` after they were accepted (what they send waits
+   * meanwhile): a slow network path for a cancel request, which travels on a connection of its
+   * own. Connections already open are not affected; 0 ends the delay.
+   */
+  delayNewConnections(ms: number): void {
+    this.delayMs = ms;
   }
 
   /** Drops every open connection and refuses new ones (ECONNREFUSED), like a stopped server. */
@@ -104,4 +140,9 @@ export class TcpProxy {
     this.dropping = false;
     if (!this.server) await this.start();
   }
+}
+
+/** PostgreSQL's CancelRequest: length 16, then the code 80877102, then the backend's key. */
+function isCancelRequest(first: Buffer): boolean {
+  return first.length >= 8 && first.readInt32BE(0) === 16 && first.readInt32BE(4) === 80877102;
 }

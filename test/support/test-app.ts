@@ -157,6 +157,38 @@ export async function resetDatabase(dataSource: DataSource): Promise<void> {
 }
 
 /**
+ * A test app with gRPC on a scratch database of its own (below), for a spec that changes the
+ * schema or needs one of its own: `prepare` runs on the empty database before the app starts.
+ * `close()` closes the app and drops the database.
+ */
+export async function createScratchTestApp(
+  name: string,
+  options: {
+    prepare?: (url: string) => Promise<void>;
+    env?: Record<string, string>;
+    logger?: Logger;
+  } = {},
+): Promise<TestApp & { databaseUrl: string }> {
+  const scratch = await scratchDatabase(name);
+  try {
+    await options.prepare?.(scratch.url);
+    const app = await createTestApp({
+      grpc: true,
+      logger: options.logger,
+      env: { DATABASE_URL: scratch.url, ...options.env },
+    });
+    const close = async () => {
+      await app.close();
+      await scratch.drop();
+    };
+    return { ...app, databaseUrl: scratch.url, close };
+  } catch (error) {
+    await scratch.drop();
+    throw error;
+  }
+}
+
+/**
  * A fresh, empty database on the test server, for a spec whose processes must not share the test
  * database (they migrate it themselves). `drop()` removes it, closing what is still connected.
  */

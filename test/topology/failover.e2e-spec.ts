@@ -1,14 +1,17 @@
 // Failover on real parts: one etcd, two Patroni members (PostgreSQL 15) in synchronous mode,
 // HAProxy sending connections to whichever member Patroni's REST API reports as primary, and the
-// built service reaching PostgreSQL through HAProxy only. Under keyed creates and reads, four
-// faults: a planned switchover, the loss of the leader's node, a standby cut off from the leader
-// for a few seconds before the leader's node is lost, and a crash of the leader's PostgreSQL
-// (Patroni still running). Each must end with no acknowledged create lost, one row per
-// Idempotency-Key, every create answered 201 in the end, readiness back to 200, the same service
-// process, and recovery within a bound derived from Patroni's and HAProxy's timings. A switchover
-// must not show at all to a client sending keyed creates: the service retries them itself.
-// Skipped, saying so, where the Debian packages are missing; .ci/run installs them.
-import pg from 'pg';
+// built service reaching PostgreSQL through HAProxy only. Under keyed creates, and reads and
+// PATCHes (with and without If-Match) and DELETEs on a few users, four faults: a planned
+// switchover, the loss of the leader's node, a standby cut off from the leader for a few seconds
+// before the leader's node is lost, and a crash of the leader's PostgreSQL (Patroni still
+// running), repeated FAILOVER_ROUNDS times (default 1) in a row on one cluster. Each must end with
+// no acknowledged create lost, one row per Idempotency-Key, every create answered 201 in the end,
+// every user's history linearizable (what readers saw included: no read ever showed a write the
+// failover then took back), no commit's wait for the standby cut short in the old leader's log,
+// readiness back to 200, the same service process, and recovery within a bound derived from
+// Patroni's and HAProxy's timings. A switchover must not show at all to a client sending keyed
+// creates: the service retries them itself. Skipped, saying so, where the Debian packages are
+// missing; .ci/run installs them.
 import { startEtcd, type Etcd } from '../../scripts/lib/etcd.mjs';
 import {
   PRIMARY_CHECKS,
@@ -31,6 +34,9 @@ import {
   waitUntilReady,
   type ServiceProcess,
 } from '../support/service-process.js';
+import { CANCELLED_WAIT } from '../support/sync-standby.js';
+import { checkCreates, checkHistories, describeHistory } from './failover-checks.js';
+import { startHistoryLoad } from './history-load.js';
 import { startKeyedLoad, type LoadFigures } from './keyed-load.js';
 
 const DATABASE = 'users_failover';
@@ -43,6 +49,12 @@ const FAILOVER_RETRY_MS = 10_000;
 const PARTITION_MS = 3 * STATEMENT_TIMEOUT_MS;
 /** Creates acknowledged after recovery before the load stops: the service is writing again. */
 const CREATES_AFTER_RECOVERY = 20;
+/** How many times the four faults are injected in a row (FAILOVER_ROUNDS, default 1). */
+const ROUNDS = Math.max(1, Number(process.env.FAILOVER_ROUNDS ?? 1));
+/** Users whose histories are recorded in each scenario. */
+const USERS = 5;
+/** PostgreSQL's log line at the end of its start: the proof that a member's log is watched. */
+const READY = /database system is ready to accept connections/;
 
 const { ttl, loop_wait: loopWait, retry_timeout: retryTimeout } = FAST_TIMINGS;
 /**
@@ -95,12 +107,17 @@ if (MISSING.length) {
   let proxy: PrimaryProxy | undefined;
   let service: ServiceProcess | undefined;
   let servicePid: number;
+  const origin = performance.now();
 
   beforeAll(async () => {
     const started = Date.now();
     buildService();
     etcd = await startEtcd();
-    cluster = await startPatroniCluster({ etcdUrl: etcd.url, database: DATABASE });
+    cluster = await startPatroniCluster({
+      etcdUrl: etcd.url,
+      database: DATABASE,
+      watchLog: new RegExp(`${CANCELLED_WAIT.source}|${READY.source}`, 'i'),
+    });
     const clusterMs = Date.now() - started;
     proxy = await startPrimaryProxy({ members: cluster.members, checks: PRIMARY_CHECKS });
     await waitForProxyOn(await cluster.waitForPrimary());
@@ -109,6 +126,7 @@ if (MISSING.length) {
       MIGRATE_ON_BOOT: 'true',
       LOG_LEVEL: 'warn',
       DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+      IDEMPOTENCY_WAIT_MS: String(STATEMENT_TIMEOUT_MS / 2),
       DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
       DB_FAILOVER_RETRY_MS: String(FAILOVER_RETRY_MS),
     });
@@ -116,7 +134,7 @@ if (MISSING.length) {
     servicePid = service.pid;
     console.log(
       `failover setup: Patroni cluster with a sync standby in ${clusterMs} ms, service ready ` +
-        `through HAProxy ${Date.now() - started} ms after the start`,
+        `through HAProxy ${Date.now() - started} ms after the start; ${ROUNDS} round(s) of four faults`,
     );
   }, 150_000);
 
@@ -148,10 +166,27 @@ if (MISSING.length) {
     return response.status === 200;
   }
 
+  /** Users for one scenario's histories, created through the service before its load. */
+  async function createUsers(label: string) {
+    const users: { id: number; name: string }[] = [];
+    for (let i = 0; i < USERS; i++) {
+      const name = `${label}-user-${i}`;
+      const response = await fetch(`${service!.url}/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name }),
+      });
+      expect(response.status).toBe(201);
+      users.push({ id: ((await response.json()) as { id: number }).id, name });
+    }
+    return users;
+  }
+
   /**
-   * Runs the load around `fault` (which resolves with the new primary once the fault is
+   * Runs the loads around `fault` (which resolves with the new primary once the fault is
    * injected and the cluster has elected one), waits for readiness and fresh creates, then checks
-   * every acknowledged create against the new primary, straight to it (not through HAProxy).
+   * every acknowledged create against the new primary, straight to it (not through HAProxy), and
+   * every user's history.
    */
   async function underLoad(
     label: string,
@@ -160,12 +195,12 @@ if (MISSING.length) {
   ) {
     const before = await cluster!.waitForPrimary();
     await waitForProxyOn(before);
-    const load = startKeyedLoad({
-      baseUrl: service!.url,
-      prefix: `${label}-${Date.now()}`,
-      // Longer than the service may hold a create: its retries, then one more attempt.
-      attemptTimeoutMs: FAILOVER_RETRY_MS + STATEMENT_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 2000,
-    });
+    const prefix = `${label}-${Date.now()}`;
+    const users = await createUsers(prefix);
+    // Longer than the service may hold a request: its retries, then one more attempt.
+    const attemptTimeoutMs = FAILOVER_RETRY_MS + STATEMENT_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 2000;
+    const load = startKeyedLoad({ baseUrl: service!.url, prefix, attemptTimeoutMs });
+    const history = startHistoryLoad({ baseUrl: service!.url, users, prefix, attemptTimeoutMs });
     const observe = async () => {
       const enough = (since: number, count: number) => () =>
         Promise.resolve(load.ackedSince(since) >= count);
@@ -182,33 +217,24 @@ if (MISSING.length) {
       );
       return { faultAt, promotedAt, readyMs, after };
     };
-    const { faultAt, promotedAt, readyMs, after } = await observe().finally(() => load.stop());
+    const { faultAt, promotedAt, readyMs, after } = await observe().finally(() =>
+      Promise.all([load.stop(), history.stop()]),
+    );
+    await history.finalReads();
     const firstCreate = Math.min(
       ...load.attempts
         .filter((a) => a.kind === 'create' && a.ok && a.doneAt >= promotedAt)
         .map((a) => a.doneAt),
     );
     const figures: LoadFigures = load.figures(faultAt);
-    const db = new pg.Client({ connectionString: after.url(DATABASE) });
-    await db.connect();
-    let rows: { id: number; name: string }[];
-    try {
-      ({ rows } = await db.query<{ id: number; name: string }>(
-        'SELECT id, name FROM users WHERE name = ANY($1)',
-        [load.creates.map((c) => c.key)],
-      ));
-    } finally {
-      await db.end();
-    }
-    const byKey = new Map<string, number[]>();
-    for (const row of rows) byKey.set(row.name, [...(byKey.get(row.name) ?? []), Number(row.id)]);
-    const acked = load.creates.filter((c) => c.id !== undefined);
-    const lost = acked.filter((c) => !byKey.get(c.key)?.includes(Number(c.id)));
-    const duplicates = [...byKey.entries()].filter(([, ids]) => ids.length > 1);
+    const creates = await checkCreates(after.url(DATABASE), load.creates);
     const notAcked = load.creates.filter((c) => c.id === undefined);
     const createFailures = load.attempts
       .filter((a) => a.kind === 'create' && !a.ok)
       .map((a) => a.status);
+    const verdicts = checkHistories(users, history.histories);
+    const historyFigures = history.figures();
+    const cancelledWaits = before.watched().filter((line) => CANCELLED_WAIT.test(line));
 
     console.log(
       `failover ${label}: ${figures.creates} creates (${figures.acknowledged} acknowledged, ` +
@@ -218,16 +244,28 @@ if (MISSING.length) {
         `stall ${figures.stallMs} ms, recovery ${figures.recoveryMs} ms (bound ${bound} ms), ` +
         `readiness 200 after ${readyMs} ms; new primary ${after.name} reported by Patroni ` +
         `${promotedAt - faultAt} ms after the fault, first 201 ${firstCreate - promotedAt} ms ` +
-        `after that; ` +
-        `${lost.length} acknowledged creates lost` +
-        (lost.length
-          ? ` (acknowledged ${lost.map((c) => c.ackedAt! - faultAt).join(', ')} ms after the fault)`
-          : '') +
-        `, ${duplicates.length} keys duplicated`,
+        `after that; ${creates.lost.length} acknowledged creates lost, ` +
+        `${creates.duplicates.length} keys duplicated; histories of ${USERS} users: ` +
+        `${historyFigures.operations} operations (${historyFigures.reads} reads, ` +
+        `${historyFigures.indeterminate} writes of unknown outcome), ` +
+        `${verdicts.filter((v) => v.linearizable).length} of ${USERS} linearizable; ` +
+        `${cancelledWaits.length} commit waits cut short in the old leader's log`,
     );
+    for (const verdict of verdicts.filter((v) => !v.linearizable)) {
+      console.log(
+        `user ${verdict.user}: not linearizable\n` +
+          describeHistory(history.histories.get(verdict.user)!, origin),
+      );
+    }
 
-    expect({ lost: lost.map((c) => c.key), duplicates }).toEqual({ lost: [], duplicates: [] });
+    expect(creates).toEqual({ lost: [], duplicates: [] });
     expect(notAcked.map((c) => c.key)).toEqual([]);
+    expect(historyFigures.unexpected).toEqual([]);
+    expect(verdicts.filter((v) => !v.linearizable).map((v) => v.user)).toEqual([]);
+    // The leader's log was captured (else the next check proves nothing), and no commit's wait
+    // for the standby was cut short in it.
+    expect(before.watched().some((line) => READY.test(line))).toBe(true);
+    expect(cancelledWaits).toEqual([]);
     expect(figures.acknowledged).toBeGreaterThanOrEqual(20 + CREATES_AFTER_RECOVERY);
     expect(await ready()).toBe(true);
     expect(service!.alive()).toBe(true);
@@ -236,91 +274,102 @@ if (MISSING.length) {
     return { after, load, figures, createFailures };
   }
 
-  it('survives a planned switchover without an error for keyed creates', async () => {
-    const { figures, createFailures } = await underLoad(
-      'switchover',
-      SWITCHOVER_BOUND_MS,
-      async (leader) => {
-        const candidate = cluster!.members.find((m) => m !== leader)!;
-        const answer = await cluster!.switchover(leader, candidate);
-        expect(answer.status).toBe(200);
-        const next = await cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
-        expect(next).toBe(candidate);
-        return next;
-      },
-    );
-    // Every create sent across the switchover was answered 201 the first time: the service
-    // retried it itself, and no client retry was needed.
-    expect(createFailures).toEqual([]);
-    expect(figures.stallMs).toBeLessThanOrEqual(SWITCHOVER_STALL_MS);
-  }, 120_000);
+  /** The member that is not `primary`, which a scenario lost: back as a fresh node (empty disk). */
+  const replaceLost = (primary: PatroniMember) =>
+    cluster!.replace(cluster!.members.find((m) => m !== primary)!);
 
-  it("survives the loss of the leader's node", async () => {
-    const { after: next } = await underLoad('node-loss', NODE_LOSS_BOUND_MS, async (leader) => {
-      const killed = await leader.kill();
-      expect(killed.length).toBeGreaterThan(2);
-      return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
-    });
-    // The lost node comes back as a fresh one (empty disk) for the next scenario.
-    const lost = cluster!.members.find((m) => m !== next)!;
-    await cluster!.replace(lost);
-  }, 150_000);
+  for (let round = 1; round <= ROUNDS; round++) {
+    const label = (name: string) => (ROUNDS > 1 ? `${name}-${round}` : name);
 
-  it("survives a standby cut off for a few seconds, then the loss of the leader's node", async () => {
-    let partition = { from: 0, to: 0 };
-    const { load, after } = await underLoad(
-      'partition',
-      NODE_LOSS_BOUND_MS + PARTITION_MS,
-      async (leader) => {
-        const standby = cluster!.members.find((m) => m !== leader)!;
-        const receiver = await standby.walReceiverPid();
-        expect(receiver).toBeDefined();
-        // The standby stops taking WAL: the leader's commits wait for it.
-        process.kill(receiver!, 'SIGSTOP');
-        partition = { from: Date.now(), to: 0 };
-        try {
-          // The partition lasts a set time (it is the fault, not a wait for something), long
-          // enough for a commit waiting on the standby to reach the statement timeout.
-          await new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
-          partition.to = Date.now();
-          await leader.kill();
-        } finally {
-          // The link never comes back before the leader is gone: what the leader sent meanwhile
-          // sits unread in the frozen receiver's socket, and a partition would have lost it on
-          // the wire. SIGKILL (which also ends a stopped process) drops it with the socket;
-          // PostgreSQL restarts the standby's processes and replays its own WAL.
-          process.kill(receiver!, 'SIGKILL');
-        }
+    it(`survives a planned switchover without an error for keyed creates (round ${round})`, async () => {
+      const { figures, createFailures } = await underLoad(
+        label('switchover'),
+        SWITCHOVER_BOUND_MS,
+        async (leader) => {
+          const candidate = cluster!.members.find((m) => m !== leader)!;
+          const answer = await cluster!.switchover(leader, candidate);
+          expect(answer.status).toBe(200);
+          const next = await cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
+          expect(next).toBe(candidate);
+          return next;
+        },
+      );
+      // Every create sent across the switchover was answered 201 the first time: the service
+      // retried it itself, and no client retry was needed.
+      expect(createFailures).toEqual([]);
+      expect(figures.stallMs).toBeLessThanOrEqual(SWITCHOVER_STALL_MS);
+    }, 120_000);
+
+    it(`survives the loss of the leader's node (round ${round})`, async () => {
+      const { after } = await underLoad(label('node-loss'), NODE_LOSS_BOUND_MS, async (leader) => {
+        const killed = await leader.kill();
+        expect(killed.length).toBeGreaterThan(2);
         return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
-      },
-    );
-    // The partition did hold commits back: a create sent during it failed or waited past the
-    // statement timeout (else the scenario proved nothing about commits waiting on the standby).
-    const held = load.attempts.filter(
-      (a) =>
-        a.kind === 'create' &&
-        a.sentAt >= partition.from &&
-        a.sentAt < partition.to &&
-        (!a.ok || a.doneAt - a.sentAt >= STATEMENT_TIMEOUT_MS),
-    );
-    expect(held.length).toBeGreaterThan(0);
-    // A sync standby again for the next scenario: the lost node comes back fresh.
-    await cluster!.replace(cluster!.members.find((m) => m !== after)!);
-  }, 150_000);
+      });
+      await replaceLost(after);
+    }, 150_000);
 
-  it("survives a crash of the leader's PostgreSQL: Patroni hands over at once", async () => {
-    const { createFailures } = await underLoad('crash', CRASH_BOUND_MS, async (leader) => {
-      const standby = cluster!.members.find((m) => m !== leader)!;
-      const postmaster = await leader.killPostmaster();
-      expect(postmaster).toBeGreaterThan(0);
-      const next = await cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
-      expect(next).toBe(standby);
-      // Patroni itself was not touched: it demoted its node rather than restarting PostgreSQL.
-      expect(leader.running()).toBe(true);
-      return next;
-    });
-    // Creates in flight met closed connections (a COMMIT among them, its outcome then unknown):
-    // the service reran them, so no client saw an error.
-    expect(createFailures).toEqual([]);
-  }, 120_000);
+    it(`survives a standby cut off for a few seconds, then the loss of the leader's node (round ${round})`, async () => {
+      let partition = { from: 0, to: 0 };
+      const { load, after } = await underLoad(
+        label('partition'),
+        NODE_LOSS_BOUND_MS + PARTITION_MS,
+        async (leader) => {
+          const standby = cluster!.members.find((m) => m !== leader)!;
+          const receiver = await standby.walReceiverPid();
+          expect(receiver).toBeDefined();
+          // The standby stops taking WAL: the leader's commits wait for it.
+          process.kill(receiver!, 'SIGSTOP');
+          partition = { from: Date.now(), to: 0 };
+          try {
+            // The partition lasts a set time (it is the fault, not a wait for something), long
+            // enough for a commit waiting on the standby to reach the statement timeout.
+            await new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
+            partition.to = Date.now();
+            await leader.kill();
+          } finally {
+            // The link never comes back before the leader is gone: what the leader sent meanwhile
+            // sits unread in the frozen receiver's socket, and a partition would have lost it on
+            // the wire. SIGKILL (which also ends a stopped process) drops it with the socket;
+            // PostgreSQL restarts the standby's processes and replays its own WAL.
+            process.kill(receiver!, 'SIGKILL');
+          }
+          return cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
+        },
+      );
+      // The partition did hold commits back: a create sent during it failed or waited past the
+      // statement timeout (else the scenario proved nothing about commits waiting on the standby).
+      const held = load.attempts.filter(
+        (a) =>
+          a.kind === 'create' &&
+          a.sentAt >= partition.from &&
+          a.sentAt < partition.to &&
+          (!a.ok || a.doneAt - a.sentAt >= STATEMENT_TIMEOUT_MS),
+      );
+      expect(held.length).toBeGreaterThan(0);
+      await replaceLost(after);
+    }, 150_000);
+
+    it(`survives a crash of the leader's PostgreSQL: Patroni hands over at once (round ${round})`, async () => {
+      const { after, createFailures } = await underLoad(
+        label('crash'),
+        CRASH_BOUND_MS,
+        async (leader) => {
+          const standby = cluster!.members.find((m) => m !== leader)!;
+          const postmaster = await leader.killPostmaster();
+          expect(postmaster).toBeGreaterThan(0);
+          const next = await cluster!.waitForPrimary({ exclude: leader, withSyncStandby: false });
+          expect(next).toBe(standby);
+          // Patroni itself was not touched: it demoted its node rather than restarting PostgreSQL.
+          expect(leader.running()).toBe(true);
+          return next;
+        },
+      );
+      // Creates in flight met closed connections (a COMMIT among them, its outcome then unknown):
+      // the service reran them, so no client saw an error.
+      expect(createFailures).toEqual([]);
+      // The crashed node comes back fresh for the next round.
+      if (round < ROUNDS) await replaceLost(after);
+    }, 150_000);
+  }
 });

@@ -1,20 +1,16 @@
 // Two processes applying migrations at the same moment (replicas with MIGRATE_ON_BOOT=true, or
 // the Job beside one) both end up serving and each migration runs exactly once
 // (docs/scaling-out.md, Migrations under concurrency). Each round starts from an empty schema in a database of its own.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-options.js';
 import { runMigrations } from '../../src/database/migrations.js';
-import { projectRoot } from '../../src/project-root.js';
+import { migrationJob } from '../support/migration-job.js';
 import { buildService, startService, waitUntilReady } from '../support/service-process.js';
 import { scratchDatabase } from '../support/test-app.js';
 
 const ROUNDS = 10;
 const DATABASE = 'users_migration_race_test';
-const ROOT = projectRoot();
-const TYPEORM_CLI = path.join(ROOT, 'node_modules', 'typeorm', 'cli.js');
 
 describe('migrations applied by two processes at once (e2e)', () => {
   let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
@@ -56,31 +52,7 @@ describe('migrations applied by two processes at once (e2e)', () => {
     await scratch?.drop();
   });
 
-  /**
-   * `npm run migration:run` as the Kubernetes Job runs it, minus the build check (beforeAll
-   * built already): the TypeORM CLI on the built data source. Resolves with its exit code and output.
-   */
-  function migrationJob(): Promise<{ code: number | null; output: string }> {
-    const child = spawn(
-      process.execPath,
-      [TYPEORM_CLI, 'migration:run', '-d', 'dist/src/data-source.js'],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    return new Promise((resolve) =>
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, output });
-      }),
-    );
-  }
+  const runMigrationJob = () => migrationJob(url);
 
   /** A built service with MIGRATE_ON_BOOT=true, until it is ready; its output. */
   async function bootingService(): Promise<{ code: number | null; output: string }> {
@@ -103,8 +75,8 @@ describe('migrations applied by two processes at once (e2e)', () => {
   // shared CPU, the CLI about 1 s, hence the mix.
   const pairs = [
     ...Array.from({ length: 2 }, () => [bootingService, bootingService]),
-    ...Array.from({ length: 2 }, () => [bootingService, migrationJob]),
-    ...Array.from({ length: ROUNDS - 4 }, () => [migrationJob, migrationJob]),
+    ...Array.from({ length: 2 }, () => [bootingService, runMigrationJob]),
+    ...Array.from({ length: ROUNDS - 4 }, () => [runMigrationJob, runMigrationJob]),
   ];
 
   it(`two processes applying migrations at once, ${ROUNDS} rounds: both succeed, each migration once`, async () => {

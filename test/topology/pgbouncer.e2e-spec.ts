@@ -30,7 +30,11 @@ describeWithPgBouncer('PgBouncer in transaction pooling, default settings (e2e)'
     bouncer = await startPgBouncer({ targetUrl: testDatabaseUrl() });
     // MIGRATE_ON_BOOT=true (createTestApp): the advisory-locked migration run goes through it too.
     t = await createTestApp({
-      env: { DATABASE_URL: bouncer.url, DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) },
+      env: {
+        DATABASE_URL: bouncer.url,
+        DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+        IDEMPOTENCY_WAIT_MS: String(STATEMENT_TIMEOUT_MS / 2),
+      },
     });
   });
   afterEach(() => resetDatabase(t.dataSource));

@@ -1,0 +1,68 @@
+// promtool (Debian package `prometheus`) on the service's rules: `promtool check rules` on the
+// generated rule file and `promtool test rules` on the unit tests of monitoring/tests/, which name
+// the rules `users-service.rules.yaml`: both are written to a temp directory together. Shared by
+// `npm run monitoring:test` and test/operations/promtool.spec.ts.
+import { spawnSync } from 'node:child_process';
+import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { renderRuleFile } from './prometheus-rules.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const RULE_TESTS_DIR = path.join(ROOT, 'monitoring', 'tests');
+/** The rule file's name in the tests' `rule_files:`. */
+export const RULES_FILE_NAME = 'users-service.rules.yaml';
+/** promtool evaluates hours of series per test file in seconds; this bounds a hang. */
+const PROMTOOL_TIMEOUT_MS = 120_000;
+
+/**
+ * @typedef {object} PromtoolRun
+ * @property {number | null} status exit code (null: killed at the time bound)
+ * @property {string} output stdout and stderr
+ */
+
+/**
+ * The unit test files, by name.
+ * @returns {Promise<string[]>}
+ */
+export async function ruleTestFiles() {
+  return (await readdir(RULE_TESTS_DIR)).filter((file) => file.endsWith('.test.yaml')).sort();
+}
+
+/**
+ * @param {string} promtool
+ * @param {string[]} args
+ * @param {string} cwd
+ * @returns {PromtoolRun}
+ */
+function run(promtool, args, cwd) {
+  const { status, stdout, stderr, error } = spawnSync(promtool, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: PROMTOOL_TIMEOUT_MS,
+  });
+  return { status, output: `${stdout ?? ''}${stderr ?? ''}${error ? `\n${error.message}` : ''}` };
+}
+
+/**
+ * Writes the generated rules and the unit tests to a temp directory, runs `promtool check rules`
+ * and `promtool test rules` there, and removes it.
+ * @param {string} promtool its path (system-tools.mjs findTool)
+ * @returns {Promise<{ check: PromtoolRun; test: PromtoolRun; testFiles: string[] }>}
+ */
+export async function checkAndTestRules(promtool) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'users-promtool-'));
+  try {
+    await writeFile(path.join(dir, RULES_FILE_NAME), await renderRuleFile());
+    const testFiles = await ruleTestFiles();
+    for (const file of testFiles)
+      await copyFile(path.join(RULE_TESTS_DIR, file), path.join(dir, file));
+    return {
+      check: run(promtool, ['check', 'rules', RULES_FILE_NAME], dir),
+      test: run(promtool, ['test', 'rules', ...testFiles], dir),
+      testFiles,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,148 @@
+// Who owns the service and how it is kept current: CODEOWNERS, the Backstage catalog entities,
+// Renovate's settings and the security policy parse, agree on the owner, and point at files and
+// packages that exist.
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { RUNBOOK_BASE_URL } from '../../scripts/lib/prometheus-rules.mjs';
+import { pkg, read, root } from '../support/project-files.js';
+
+const TEAM = '@example-org/users-service-owners';
+
+interface Entity {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; links?: { url: string }[]; annotations?: Record<string, string> };
+  spec: {
+    type?: string;
+    lifecycle?: string;
+    owner?: string;
+    system?: string;
+    providesApis?: string[];
+    definition?: { $text?: string };
+  };
+}
+
+interface PackageRule {
+  matchPackageNames?: string[];
+  groupName?: string;
+}
+
+describe('ownership files', () => {
+  it('CODEOWNERS: the owning team for everything, on paths that exist', () => {
+    const lines = read('CODEOWNERS')
+      .split('\n')
+      .filter((line) => line.trim() && !line.startsWith('#'));
+    expect(lines[0]).toBe(`* ${TEAM}`);
+    for (const line of lines) {
+      const [pattern, ...owners] = line.split(/\s+/);
+      expect([pattern, owners]).toEqual([pattern, [TEAM]]);
+      if (pattern !== '*')
+        expect([pattern, existsSync(path.join(root, pattern))]).toEqual([pattern, true]);
+    }
+    // The placeholder is documented as one.
+    expect(read('CODEOWNERS')).toMatch(/placeholder/);
+  });
+
+  it('catalog-info.yaml: a Component providing the OpenAPI and the proto APIs, one owner, one system', () => {
+    const entities = parseAllDocuments(read('catalog-info.yaml')).map((doc) => {
+      expect(doc.errors).toEqual([]);
+      return doc.toJS() as Entity;
+    });
+    expect(entities.map((e) => `${e.kind}/${e.metadata.name}`)).toEqual([
+      'Component/users-service',
+      'System/users',
+      'API/users-rest-api',
+      'API/users-grpc-api',
+    ]);
+    const owner = `group:${TEAM.split('/')[1]}`;
+    for (const entity of entities) {
+      expect(entity.apiVersion).toBe('backstage.io/v1alpha1');
+      expect([entity.metadata.name, entity.spec.owner]).toEqual([entity.metadata.name, owner]);
+      if (entity.kind !== 'System') expect(entity.spec.system).toBe('users');
+      if (entity.kind !== 'System') expect(entity.spec.lifecycle).toBe('production');
+    }
+    const [component, , rest, grpc] = entities;
+    expect(component.spec.type).toBe('service');
+    expect(component.spec.providesApis).toEqual([rest.metadata.name, grpc.metadata.name]);
+    expect([rest.spec.type, rest.spec.definition?.$text]).toEqual(['openapi', './openapi.json']);
+    expect([grpc.spec.type, grpc.spec.definition?.$text]).toEqual(['grpc', './proto/users.proto']);
+    expect((JSON.parse(read('openapi.json')) as { openapi: string }).openapi).toMatch(/^3\./);
+    expect(read('proto/users.proto')).toMatch(/service Users \{/);
+    // The links name this repository's documents, at the same place the runbook URLs do.
+    const repository = RUNBOOK_BASE_URL.replace(/^https:\/\/[^/]+\/|\/blob\/main\/$/g, '');
+    expect(component.metadata.annotations?.['github.com/project-slug']).toBe(repository);
+    for (const { url } of component.metadata.links ?? []) {
+      expect(url.startsWith(RUNBOOK_BASE_URL)).toBe(true);
+      expect([url, existsSync(path.join(root, url.slice(RUNBOOK_BASE_URL.length)))]).toEqual([
+        url,
+        true,
+      ]);
+    }
+  });
+
+  it('renovate.json: pinned npm versions, grouped, the Dockerfile base image, lockfile maintenance', () => {
+    const renovate = JSON.parse(read('renovate.json')) as {
+      rangeStrategy: string;
+      lockFileMaintenance: { enabled: boolean };
+      packageRules: PackageRule[];
+      customManagers: {
+        managerFilePatterns: string[];
+        matchStrings: string[];
+        depNameTemplate: string;
+      }[];
+    };
+    expect(renovate.rangeStrategy).toBe('pin');
+    expect(renovate.lockFileMaintenance.enabled).toBe(true);
+    const groups = new Map(renovate.packageRules.map((rule) => [rule.groupName, rule]));
+    expect(groups.get('NestJS')?.matchPackageNames).toEqual(['@nestjs/**']);
+    // Every package a rule names exactly is a dependency (a glob must match at least one).
+    const dependencies = Object.keys({
+      ...pkg.dependencies,
+      ...(pkg as { devDependencies?: object }).devDependencies,
+    });
+    for (const name of renovate.packageRules.flatMap((rule) => rule.matchPackageNames ?? [])) {
+      if (name === 'node') continue;
+      const pattern = new RegExp(
+        `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '.*')}$`,
+      );
+      expect([name, dependencies.some((dependency) => pattern.test(dependency))]).toEqual([
+        name,
+        true,
+      ]);
+    }
+    // Every version in package.json is exact, as `rangeStrategy: pin` keeps them.
+    for (const [name, version] of Object.entries(pkg.dependencies)) {
+      expect([name, version]).toEqual([name, expect.stringMatching(/^\d+\.\d+\.\d+(-[\w.]+)?$/)]);
+    }
+    // The base image's tag and digest, split over two ARGs, are found where the Dockerfile has them.
+    const [docker] = renovate.customManagers;
+    expect(docker.depNameTemplate).toBe('node');
+    expect(new RegExp(docker.managerFilePatterns[0].slice(1, -1)).test('Dockerfile')).toBe(true);
+    const found = new RegExp(docker.matchStrings[0]).exec(read('Dockerfile'));
+    expect(found?.groups).toEqual({
+      currentValue: /^ARG NODE_TAG=(\S+)$/m.exec(read('Dockerfile'))?.[1],
+      currentDigest: /^ARG NODE_DIGEST=(\S+)$/m.exec(read('Dockerfile'))?.[1],
+    });
+  });
+
+  it('SECURITY.md: how to report, the supported versions, the personal data held', () => {
+    const security = read('SECURITY.md');
+    const headings = [...security.matchAll(/^## (.*)$/gm)].map(([, heading]) => heading);
+    expect(headings).toEqual([
+      'Reporting a vulnerability',
+      'Supported versions',
+      'Personal data the service holds',
+    ]);
+    // Every table of an entity of the service is accounted for.
+    const tables = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.entity.ts'))
+      .flatMap((file) =>
+        [...read(`src/${file}`).matchAll(/@Entity\('(\w+)'\)/g)].map(([, t]) => t),
+      );
+    expect(tables.length).toBeGreaterThanOrEqual(4);
+    for (const table of tables)
+      expect([table, security.includes(`| \`${table}\``)]).toEqual([table, true]);
+    expect(security).toContain('IDEMPOTENCY_KEY_TTL_HOURS');
+  });
+});
