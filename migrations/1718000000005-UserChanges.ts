@@ -1,5 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { grantToRuntime, revokeFromRuntime, runAsOwner } from './runtime-role.js';
+import {
+  grantSequenceReadToRuntime,
+  grantToRuntime,
+  revokeFromRuntime,
+  revokeSequenceReadFromRuntime,
+  runAsOwner,
+} from './runtime-role.js';
 
 /** The largest event id: a watermark at it expires every token of its position. */
 const MAX_BIGINT = '9223372036854775807';
@@ -127,9 +133,12 @@ export class UserChanges1718000000005 implements MigrationInterface {
     await runAsOwner(queryRunner, 'user_changes_record');
     await grantToRuntime(queryRunner, 'SELECT, DELETE, UPDATE ("at")', 'user_changes');
     await grantToRuntime(queryRunner, 'SELECT, INSERT, UPDATE', 'user_changes_watermark');
+    // The metric of events written reads where the identity stands.
+    await grantSequenceReadToRuntime(queryRunner, 'user_changes', 'id');
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
+    await revokeSequenceReadFromRuntime(queryRunner, 'user_changes', 'id');
     await revokeFromRuntime(queryRunner, 'SELECT, INSERT, UPDATE', 'user_changes_watermark');
     await revokeFromRuntime(queryRunner, 'SELECT, DELETE, UPDATE ("at")', 'user_changes');
     for (const event of ['insert', 'update', 'delete', 'truncate']) {

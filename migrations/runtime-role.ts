@@ -38,6 +38,38 @@ export const grantToRuntime = (queryRunner: QueryRunner, privileges: string, tab
 export const revokeFromRuntime = (queryRunner: QueryRunner, privileges: string, table: string) =>
   revoke(queryRunner, `${privileges} ON TABLE ${quoted(queryRunner, table)}`);
 
+/**
+ * SELECT on the identity sequence of `table`'s `column`: reading where it stands (its last value),
+ * never drawing from it (that needs USAGE or UPDATE, and an INSERT needs neither).
+ */
+export async function grantSequenceReadToRuntime(
+  queryRunner: QueryRunner,
+  table: string,
+  column: string,
+): Promise<void> {
+  await grant(queryRunner, `SELECT ON SEQUENCE ${await sequenceOf(queryRunner, table, column)}`);
+}
+
+export async function revokeSequenceReadFromRuntime(
+  queryRunner: QueryRunner,
+  table: string,
+  column: string,
+): Promise<void> {
+  await revoke(queryRunner, `SELECT ON SEQUENCE ${await sequenceOf(queryRunner, table, column)}`);
+}
+
+async function sequenceOf(
+  queryRunner: QueryRunner,
+  table: string,
+  column: string,
+): Promise<string> {
+  const [{ sequence }] = (await queryRunner.query(
+    'SELECT pg_get_serial_sequence($1, $2) AS "sequence"',
+    [quoted(queryRunner, table), column],
+  )) as { sequence: string }[];
+  return sequence;
+}
+
 /** USAGE on `schema` (the one the migrations run in), without which no table in it is reachable. */
 export const grantSchemaUsageToRuntime = (queryRunner: QueryRunner, schema: string) =>
   grant(queryRunner, `USAGE ON SCHEMA ${quoted(queryRunner, schema)}`);

@@ -41,6 +41,11 @@ ALTER ROLE users_service_app SET client_connection_check_interval = '1s';
 ALTER ROLE users_service_app RESET statement_timeout;
 ALTER ROLE users_service_migrate RESET statement_timeout;
 
+-- Optional: the change feed's metric of a transaction holding the feed back
+-- (user_changes_blocking_transaction_age_seconds) sees other roles' transactions only with this;
+-- it also lets the service read other sessions' statistics (docs/events.md).
+-- GRANT pg_read_all_stats TO users_service_app;
+
 -- The migration role owns the schema, so the tables, functions and triggers its migrations
 -- create are its own, and it alone grants on them. Nobody else creates objects in it (before
 -- PostgreSQL 15, every role could create in `public`).

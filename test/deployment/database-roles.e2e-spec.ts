@@ -111,14 +111,16 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     for (const { table, privilege } of tables.rows) (held[table] ??= []).push(privilege);
     for (const privileges of Object.values(held)) privileges.sort();
     expect(held).toEqual(EXPECTED_PRIVILEGES);
-    // No sequence (the ids are identity columns), nothing held by the login role itself, and it
-    // owns nothing.
+    // No sequence to draw from (the ids are identity columns), one to read (where the feed's ids
+    // stand, for its metric), nothing held by the login role itself, and it owns nothing.
     const extra = await admin.query(
       `SELECT
         (SELECT count(*)::int FROM pg_class
           WHERE relkind = 'S' AND relnamespace = 'public'::regnamespace) AS sequences,
         (SELECT count(*)::int FROM pg_class WHERE CASE WHEN relkind = 'S'
-          THEN has_sequence_privilege($1, oid, 'USAGE, SELECT, UPDATE') END) AS usable,
+          THEN has_sequence_privilege($1, oid, 'USAGE, UPDATE') END) AS usable,
+        (SELECT array_agg(relname::text) FROM pg_class WHERE CASE WHEN relkind = 'S'
+          THEN has_sequence_privilege($1, oid, 'SELECT') END) AS readable,
         (SELECT count(*)::int FROM information_schema.role_table_grants WHERE grantee = $2)
           AS direct,
         (SELECT count(*)::int FROM pg_class WHERE relowner = $2::regrole) AS owned,
@@ -126,7 +128,14 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
       [RUNTIME, APP.role],
     );
     expect(extra.rows).toEqual([
-      { sequences: expect.any(Number), usable: 0, direct: 0, owned: 0, member: true },
+      {
+        sequences: expect.any(Number),
+        usable: 0,
+        readable: ['user_changes_id_seq'],
+        direct: 0,
+        owned: 0,
+        member: true,
+      },
     ]);
     expect(extra.rows[0].sequences).toBeGreaterThanOrEqual(2);
   });
@@ -193,6 +202,10 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
         'users.user.deleted.v1',
       ]),
     );
+    // Its metrics, read by the runtime role too.
+    const metrics = await (await fetch(t.metricsUrl)).text();
+    expect(metrics).toMatch(/^user_changes_events_total [1-9]\d*$/m);
+    expect(metrics).toMatch(/^user_changes_blocking_transaction_age_seconds \d/m);
     // And its purge, past the retention.
     await admin.query(`UPDATE user_changes SET at = now() - interval '400 hours'`);
     expect(await t.app.get(ChangesPurge).purgeExpired()).toBe(feed.body.events.length);
