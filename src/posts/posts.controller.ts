@@ -5,7 +5,7 @@ import { ApiErrors, ApiIdParam } from '../http/openapi.decorators.js';
 import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
 import { Listed } from '../lists/list-headers.js';
-import { type ListPage, mapPage } from '../lists/pagination.js';
+import { type ListPage, mapPage } from '../lists/list-plan.js';
 import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreatePostDto } from './dto/create-post.dto.js';
 import { ListPostsQueryDto } from './dto/list-posts-query.dto.js';

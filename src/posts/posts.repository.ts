@@ -7,7 +7,7 @@ import { EntitySql } from '../database/entity-sql.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
-import { ListPlan, type ListPage } from '../lists/pagination.js';
+import { ListPlan, type ListPage } from '../lists/list-plan.js';
 import type { ListPostsQueryDto, PostSortField } from './dto/list-posts-query.dto.js';
 import { Post } from './post.entity.js';
 

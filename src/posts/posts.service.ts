@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors.js';
-import type { ListPage } from '../lists/pagination.js';
+import type { ListPage } from '../lists/list-plan.js';
 import { UsersService } from '../users/users.service.js';
 import type { CreatePostDto } from './dto/create-post.dto.js';
 import type { ListPostsQueryDto } from './dto/list-posts-query.dto.js';

@@ -17,7 +17,7 @@ import { ApiErrors, ApiIdParam, ApiIfMatch } from '../http/openapi.decorators.js
 import { ParseIdPipe } from '../http/parse-id.pipe.js';
 import { Idempotent } from '../idempotency/idempotency.interceptor.js';
 import { CHANGES_TOKEN_HEADER, Listed } from '../lists/list-headers.js';
-import { type ListPage, mapPage } from '../lists/pagination.js';
+import { type ListPage, mapPage } from '../lists/list-plan.js';
 import { RequiredScope } from '../auth/auth.decorators.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ListUsersQueryDto } from './dto/list-users-query.dto.js';

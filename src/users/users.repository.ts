@@ -8,7 +8,7 @@ import type { Queryable } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
-import { ListPlan, type ListPage } from '../lists/pagination.js';
+import { ListPlan, type ListPage } from '../lists/list-plan.js';
 import type { ListUsersQueryDto, UserSortField } from './dto/list-users-query.dto.js';
 import { User } from './user.entity.js';
 

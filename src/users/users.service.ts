@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangesService } from '../changes/changes.service.js';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
-import type { ListPage } from '../lists/pagination.js';
+import type { ListPage } from '../lists/list-plan.js';
 import type { CreateUserDto } from './dto/create-user.dto.js';
 import type { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import type { UpdateUserDto } from './dto/update-user.dto.js';

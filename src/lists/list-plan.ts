@@ -177,36 +177,3 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     }));
   }
 }
-
-/**
- * The RFC 8288 `Link` header of one page in page mode: relative URLs that keep the request's other
- * query parameters. `first` and `last` always; `prev` except on page 1; `next` before the last.
- */
-export function pageLinks(
-  path: string,
-  search: string,
-  page: number,
-  limit: number,
-  total: number,
-): string {
-  const last = Math.max(1, Math.ceil(total / limit));
-  const link = (target: number, rel: string) => linkTo(path, search, 'page', String(target), rel);
-  const links = [link(1, 'first')];
-  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
-  if (page < last) links.push(link(page + 1, 'next'));
-  links.push(link(last, 'last'));
-  return links.join(', ');
-}
-
-/** The `Link` header in cursor mode: `first` (the empty cursor) always, `next` when rows follow. */
-export function cursorLinks(path: string, search: string, next: string | undefined): string {
-  const links = [linkTo(path, search, 'cursor', '', 'first')];
-  if (next !== undefined) links.push(linkTo(path, search, 'cursor', next, 'next'));
-  return links.join(', ');
-}
-
-function linkTo(path: string, search: string, name: string, value: string, rel: string): string {
-  const params = new URLSearchParams(search);
-  params.set(name, value);
-  return `<${path}?${params.toString()}>; rel="${rel}"`;
-}
