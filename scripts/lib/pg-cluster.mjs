@@ -190,7 +190,12 @@ export async function startPrimary({ database, prefix = 'users-service-primary-'
           '--no-sync',
         ]);
         const standbyPort = await freePort();
-        const running = await runServer(bin, standbyData, standbyPort, 'postgres standby');
+        // The standby reports its flush position every second (default 10 s) even when no WAL
+        // comes: a commit waiting for it is released soon after synchronous_standby_names
+        // accepts it again.
+        const running = await runServer(bin, standbyData, standbyPort, 'postgres standby', {
+          wal_receiver_status_interval: '1',
+        });
         return server(
           running.daemon,
           standbyPort,
