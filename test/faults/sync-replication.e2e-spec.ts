@@ -56,10 +56,24 @@ describe('synchronous replication: no create is acknowledged before the standby 
       .set('Idempotency-Key', 'sync-ok')
       .send({ name: 'Bob', email: 'bob@example.com' })
       .expect(201);
-    // Synchronous: the standby has both rows as soon as the 201s are sent.
+    // Synchronous: the standby has both rows as soon as the 201s are sent, in the WAL it had
+    // received by then (its replay, which makes them visible there, may follow a moment later).
     const onStandby = new pg.Client({ connectionString: pair.standby.url });
     await onStandby.connect();
     try {
+      const [{ received }] = (
+        await onStandby.query<{ received: string }>('SELECT pg_last_wal_receive_lsn() AS received')
+      ).rows;
+      await waitFor(
+        'the standby to replay what it had received',
+        async () =>
+          (
+            await onStandby.query<{ done: boolean }>(
+              'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done',
+              [received],
+            )
+          ).rows[0].done,
+      );
       const { rows } = await onStandby.query(
         'SELECT id FROM users WHERE id = ANY($1) ORDER BY id',
         [[plain.body.id, keyed.body.id]],
