@@ -40,6 +40,21 @@ export async function checkCreates(url: string, creates: Create[]): Promise<Crea
   };
 }
 
+/** The users above `id` on the primary at `url`, read straight from it: id → version. */
+export async function usersAbove(url: string, id: number): Promise<Record<number, number>> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: number; version: number }>(
+      'SELECT id, version FROM users WHERE id > $1',
+      [id],
+    );
+    return Object.fromEntries(rows.map((row) => [row.id, row.version]));
+  } finally {
+    await db.end();
+  }
+}
+
 export interface HistoryVerdict extends Verdict {
   user: number;
 }

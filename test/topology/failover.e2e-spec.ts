@@ -7,11 +7,12 @@
 // running), repeated FAILOVER_ROUNDS times (default 1) in a row on one cluster. Each must end with
 // no acknowledged create lost, one row per Idempotency-Key, every create answered 201 in the end,
 // every user's history linearizable (what readers saw included: no read ever showed a write the
-// failover then took back), no commit's wait for the standby cut short in the old leader's log,
-// readiness back to 200, the same service process, and recovery within a bound derived from
-// Patroni's and HAProxy's timings. A switchover must not show at all to a client sending keyed
-// creates: the service retries them itself. Skipped, saying so, where the Debian packages are
-// missing; .ci/run installs them.
+// failover then took back), a consumer that follows the change feed through the fault given every
+// committed change in order (replayed, it is the new primary's users table), no commit's wait for
+// the standby cut short in the old leader's log, readiness back to 200, the same service process,
+// and recovery within a bound derived from Patroni's and HAProxy's timings. A switchover must not
+// show at all to a client sending keyed creates: the service retries them itself. Skipped, saying
+// so, where the Debian packages are missing; .ci/run installs them.
 import { startEtcd, type Etcd } from '../../scripts/lib/etcd.mjs';
 import {
   PRIMARY_CHECKS,
@@ -35,7 +36,8 @@ import {
   type ServiceProcess,
 } from '../support/service-process.js';
 import { CANCELLED_WAIT } from '../support/sync-standby.js';
-import { checkCreates, checkHistories, describeHistory } from './failover-checks.js';
+import { checkCreates, checkHistories, describeHistory, usersAbove } from './failover-checks.js';
+import { startFeedConsumer } from './feed-consumer.js';
 import { startHistoryLoad } from './history-load.js';
 import { startKeyedLoad, type LoadFigures } from './keyed-load.js';
 
@@ -196,6 +198,8 @@ if (MISSING.length) {
     const before = await cluster!.waitForPrimary();
     await waitForProxyOn(before);
     const prefix = `${label}-${Date.now()}`;
+    // The change feed, followed from a list's token through the whole fault.
+    const feed = await startFeedConsumer(service!.url);
     const users = await createUsers(prefix);
     // Longer than the service may hold a request: its retries, then one more attempt.
     const attemptTimeoutMs = FAILOVER_RETRY_MS + STATEMENT_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 2000;
@@ -221,6 +225,7 @@ if (MISSING.length) {
       Promise.all([load.stop(), history.stop()]),
     );
     await history.finalReads();
+    await feed.catchUp();
     const firstCreate = Math.min(
       ...load.attempts
         .filter((a) => a.kind === 'create' && a.ok && a.doneAt >= promotedAt)
@@ -235,6 +240,8 @@ if (MISSING.length) {
     const verdicts = checkHistories(users, history.histories);
     const historyFigures = history.figures();
     const cancelledWaits = before.watched().filter((line) => CANCELLED_WAIT.test(line));
+    const feedVerdict = feed.verdict();
+    const table = await usersAbove(after.url(DATABASE), feed.newestId);
 
     console.log(
       `failover ${label}: ${figures.creates} creates (${figures.acknowledged} acknowledged, ` +
@@ -249,7 +256,10 @@ if (MISSING.length) {
         `${historyFigures.operations} operations (${historyFigures.reads} reads, ` +
         `${historyFigures.indeterminate} writes of unknown outcome), ` +
         `${verdicts.filter((v) => v.linearizable).length} of ${USERS} linearizable; ` +
-        `${cancelledWaits.length} commit waits cut short in the old leader's log`,
+        `${cancelledWaits.length} commit waits cut short in the old leader's log; change feed: ` +
+        `${feedVerdict.events} events (${feedVerdict.failedPolls} failed polls), ` +
+        `${Object.keys(feedVerdict.rebuilt).length} users rebuilt against ` +
+        `${Object.keys(table).length} in the table, ${feedVerdict.outOfOrder.length} out of order`,
     );
     for (const verdict of verdicts.filter((v) => !v.linearizable)) {
       console.log(
@@ -266,6 +276,10 @@ if (MISSING.length) {
     // for the standby was cut short in it.
     expect(before.watched().some((line) => READY.test(line))).toBe(true);
     expect(cancelledWaits).toEqual([]);
+    // The feed gave every committed change, each user's versions in order: replayed, it is the
+    // users table of the new primary (ids and versions, deleted users absent).
+    expect(feedVerdict.outOfOrder).toEqual([]);
+    expect(feedVerdict.rebuilt).toEqual(table);
     expect(figures.acknowledged).toBeGreaterThanOrEqual(20 + CREATES_AFTER_RECOVERY);
     expect(await ready()).toBe(true);
     expect(service!.alive()).toBe(true);
