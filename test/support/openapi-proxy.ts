@@ -40,6 +40,8 @@ export interface OpenApiProxy {
   exchanges: Exchange[];
   /** Requests sent straight to the app because Prism cannot take them (see observedAgent). */
   direct: string[];
+  /** Requests sent through Prism whose answer has not reached the test yet. */
+  inFlight: Set<object>;
   /** The exchanges where the document and the service disagree (see the rules above). */
   disagreements(): Exchange[];
   close(): Promise<void>;
@@ -107,12 +109,18 @@ export async function startOpenApiProxy(upstream: string): Promise<OpenApiProxy>
     await sleep(50);
   }
   const exchanges: Exchange[] = [];
+  const inFlight = new Set<object>();
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges,
     direct: [],
+    inFlight,
     disagreements: () => exchanges.filter(disagrees),
     close: async () => {
+      // A request still in flight (one the app answered while it shut down) gets its answer
+      // through Prism before Prism stops: bounded, as Prism's own answer time is.
+      const settleBy = Date.now() + 10_000;
+      while (inFlight.size > 0 && Date.now() < settleBy) await sleep(20);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       // Bounded, and the timer cleared: a pending one would keep Jest from exiting.
       let timer: NodeJS.Timeout | undefined;
@@ -182,11 +190,12 @@ function prismCanTake(test: PendingTest): boolean {
 /**
  * An agent for `proxyUrl` whose every request reports its response to `proxy.exchanges` before
  * any assertion runs (superagent emits `response` before it calls back). A request Prism cannot
- * take is sent to `directUrl` instead and counted in `proxy.direct`.
+ * take is sent to `directUrl` instead and counted in `proxy.direct`. A request sent through Prism
+ * is in `proxy.inFlight` until its answer reaches the test.
  */
 export function observedAgent(
   agent: ReturnType<typeof request>,
-  proxy: { url: string; exchanges: Exchange[]; direct: string[] },
+  proxy: Pick<OpenApiProxy, 'url' | 'exchanges' | 'direct' | 'inFlight'>,
   directUrl: string,
 ): ReturnType<typeof request> {
   return new Proxy(agent, {
@@ -203,8 +212,14 @@ export function observedAgent(
             routed = false;
             proxy.direct.push(test.url);
             test.url = directUrl + test.url.slice(proxy.url.length);
+            return end(callback);
           }
-          return end(callback);
+          if (typeof callback !== 'function') return end(callback);
+          proxy.inFlight.add(test);
+          return end((...answer: unknown[]) => {
+            proxy.inFlight.delete(test);
+            return (callback as (...a: unknown[]) => unknown)(...answer);
+          });
         };
         test.on('response', (response) => {
           if (routed) recordExchange(proxy.exchanges, response);
