@@ -1,6 +1,6 @@
 // The raw baseline of the benchmark: what the service's hot endpoints cost with no framework,
 // no ORM and no validation library. One process, like the service: this file serves HTTP with
-// node:http and starts the gRPC server of ./grpc-server.mjs next to it, both on one `pg` pool of
+// node:http and starts the gRPC floor of ./grpc-floor.mjs next to it, both on one `pg` pool of
 // the service's default size.
 //
 // It is written for the benchmark only, minimal but honest: the same SQL work per request as
@@ -31,7 +31,7 @@ import {
   userJson,
   validateCreateUser,
 } from './contract.mjs';
-import { startGrpcServer } from './grpc-server.mjs';
+import { startGrpcServer } from './grpc-floor.mjs';
 
 function send(response, status, body, headers = {}) {
   const json = JSON.stringify(body);
