@@ -15,12 +15,18 @@ export class EntitySql<E extends ObjectLiteral> {
   constructor(repository: Repository<E>) {
     this.metadata = repository.metadata;
     this.table = quote(this.metadata.tableName);
-    this.selectList = this.metadata.columns
-      .map((column) =>
-        column.databaseName === column.propertyName
+    this.selectList = this.select(this.metadata.columns.map((column) => column.propertyName));
+  }
+
+  /** The columns of the given properties, each aliased to its property. */
+  select(properties: string[]): string {
+    return properties
+      .map((property) => {
+        const column = this.columnOf(property);
+        return column.databaseName === property
           ? quote(column.databaseName)
-          : `${quote(column.databaseName)} AS ${quote(column.propertyName)}`,
-      )
+          : `${quote(column.databaseName)} AS ${quote(property)}`;
+      })
       .join(', ');
   }
 

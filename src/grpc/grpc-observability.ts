@@ -9,11 +9,15 @@ import { ROOT_LOGGER } from '../observability/logging.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
 
-/** The metric labels of one method and status code. */
-interface CallLabels {
-  grpc_service: string;
-  grpc_method: string;
-  grpc_code: string;
+/**
+ * What one method's calls ending with one status code share, built on its first call: the metric
+ * children (no label lookup per call) and a child logger whose `grpc` field is serialized once.
+ */
+interface Outcome {
+  message: string;
+  handled: { inc(): void };
+  seconds: { observe(value: number): void };
+  logger: Logger;
 }
 
 /**
@@ -29,8 +33,8 @@ interface CallLabels {
 export class ObservedGrpcMethod {
   /** `users.Users/GetUser`: the method's full name, as the log line and the span name it. */
   private readonly fullName: string;
-  /** Per status code, built on first use: no label object per call. */
-  private readonly labels = new Map<status, CallLabels>();
+  /** Per status code, built on first use. */
+  private readonly outcomes = new Map<status, Outcome>();
 
   constructor(
     private readonly logger: Logger,
@@ -78,29 +82,38 @@ export class ObservedGrpcMethod {
     headers.set('x-request-id', requestId);
     call.sendMetadata(headers);
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-    const labels = this.labelsOf(code);
-    this.metrics.grpcHandled.inc(labels);
-    this.metrics.grpcHandlingSeconds.observe(labels, durationMs / 1000);
+    const outcome = this.outcomeOf(code);
+    outcome.handled.inc();
+    outcome.seconds.observe(durationMs / 1000);
     const line = {
       requestId,
-      grpc: { method: this.fullName, code: labels.grpc_code },
       durationMs: Math.round(durationMs * 1000) / 1000,
       auth: callerOf(call),
     };
-    const message = `gRPC ${this.fullName} ${labels.grpc_code}`;
     if (code === status.INTERNAL || code === status.UNKNOWN)
-      this.logger.error({ ...line, err: error }, message);
-    else if (code === status.UNAVAILABLE) this.logger.warn({ ...line, err: error }, message);
-    else this.logger.info(line, message);
+      outcome.logger.error({ ...line, err: error }, outcome.message);
+    else if (code === status.UNAVAILABLE)
+      outcome.logger.warn({ ...line, err: error }, outcome.message);
+    else outcome.logger.info(line, outcome.message);
   }
 
-  private labelsOf(code: status): CallLabels {
-    let labels = this.labels.get(code);
-    if (!labels) {
-      labels = { grpc_service: this.service, grpc_method: this.method, grpc_code: status[code] };
-      this.labels.set(code, labels);
+  private outcomeOf(code: status): Outcome {
+    let outcome = this.outcomes.get(code);
+    if (!outcome) {
+      const labels = {
+        grpc_service: this.service,
+        grpc_method: this.method,
+        grpc_code: status[code],
+      };
+      outcome = {
+        message: `gRPC ${this.fullName} ${status[code]}`,
+        handled: this.metrics.grpcHandled.labels(labels),
+        seconds: this.metrics.grpcHandlingSeconds.labels(labels),
+        logger: this.logger.child({ grpc: { method: this.fullName, code: status[code] } }),
+      };
+      this.outcomes.set(code, outcome);
     }
-    return labels;
+    return outcome;
   }
 }
 

@@ -47,8 +47,7 @@ export class UsersGrpcController {
       // The caller gave up (deadline or cancel): skip the query, nobody will read the answer.
       if (call.cancelled)
         throw new RpcException({ code: status.CANCELLED, message: 'call cancelled' });
-      const user = await this.usersService.findOne(request.id);
-      return { id: user.id, name: user.name };
+      return this.usersService.findSummary(request.id);
     });
   }
 }

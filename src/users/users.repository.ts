@@ -17,6 +17,10 @@ const EMAIL_INDEX = 'users_email_lower_key';
 /** The columns a create or an update writes. */
 export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
 
+/** What gRPC's GetUser returns of a user (no email, by contract). */
+export type UserSummary = Pick<User, 'id' | 'name'>;
+const SUMMARY_FIELDS: (keyof UserSummary)[] = ['id', 'name'];
+
 /**
  * Every statement on `users`. The hot ones (by id, the list, the insert) are generated once from
  * the entity's metadata: building them per request through the query builder cost more than the
@@ -28,6 +32,7 @@ export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
 export class UsersRepository {
   private readonly sql: EntitySql<User>;
   private readonly selectById: string;
+  private readonly selectSummaryById: string;
   private readonly existsById: string;
   private readonly insertRow: string;
   private readonly list: ListPlan<User, UserSortField>;
@@ -40,6 +45,7 @@ export class UsersRepository {
   ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.selectSummaryById = `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.insertRow = this.sql.insert(['name', 'email', 'role']);
     this.list = new ListPlan(
@@ -82,6 +88,12 @@ export class UsersRepository {
   async findById(id: number): Promise<User | undefined> {
     const [row] = await this.scope.queryable().query(this.selectById, [id]);
     return row && this.sql.toEntity(row);
+  }
+
+  /** The summary's columns only, as a plain row: no entity to build, no timestamps to parse. */
+  async findSummaryById(id: number): Promise<UserSummary | undefined> {
+    const [row] = await this.scope.queryable().query(this.selectSummaryById, [id]);
+    return row as UserSummary | undefined;
   }
 
   async exists(id: number): Promise<boolean> {

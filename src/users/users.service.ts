@@ -6,7 +6,7 @@ import type { CreateUserDto } from './dto/create-user.dto.js';
 import type { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import type { UpdateUserDto } from './dto/update-user.dto.js';
 import { DEFAULT_ROLE, type User } from './user.entity.js';
-import { UsersRepository } from './users.repository.js';
+import { UsersRepository, type UserSummary } from './users.repository.js';
 
 /** An If-Match precondition: the versions the caller accepts, or `*` (any existing version). */
 export type IfMatch = number[] | '*';
@@ -39,6 +39,13 @@ export class UsersService {
 
   async findOne(id: number): Promise<User> {
     const user = await this.users.findById(id);
+    if (!user) throw notFound(id);
+    return user;
+  }
+
+  /** A user's id and name (what gRPC's GetUser returns), or NotFoundError. */
+  async findSummary(id: number): Promise<UserSummary> {
+    const user = await this.users.findSummaryById(id);
     if (!user) throw notFound(id);
     return user;
   }
