@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { AppConfigModule } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { GrpcModule } from './grpc/grpc.module.js';
 import { InternalsSelfCheck } from './internals/self-check.js';
 import { ObservabilityModule } from './observability/observability.module.js';
 import { PostsModule } from './posts/posts.module.js';
@@ -20,6 +21,7 @@ import { UtilityModule } from './utility/utility.module.js';
     AppConfigModule,
     AuthModule,
     DatabaseModule,
+    GrpcModule,
     ObservabilityModule,
     ServeStaticModule.forRoot({
       rootPath: path.join(projectRoot(), 'public'),

@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
 import { Metadata, type sendUnaryData, type ServerUnaryCall, status } from '@grpc/grpc-js';
+import { GrpcMethodStreamingType } from '@nestjs/microservices';
 import { throwError } from 'rxjs';
 import { AppGrpcServer } from './app-grpc-server.js';
+import type { DirectGrpcMethods } from './direct-grpc-methods.js';
 
 type Handler = (request: unknown, metadata: unknown, call: unknown) => Promise<unknown>;
 
@@ -59,5 +61,35 @@ describe(AppGrpcServer.name, () => {
     expect(error).toBeNull();
     expect(reply).toEqual({ id: 7 });
     expect(ended).toEqual([{ id: 7 }]);
+  });
+
+  it("answers a direct method from its own handler, and every other method through Nest's", async () => {
+    const direct = {
+      find: (service: string, rpc: string) =>
+        service === 'Users' && rpc === 'GetUser'
+          ? (request: unknown) => Promise.resolve({ direct: request })
+          : undefined,
+      statusOf: () => ({ code: status.INTERNAL, message: 'internal error' }),
+    } as unknown as DirectGrpcMethods;
+    const grpc = new AppGrpcServer({ package: 'users', protoPath: [] }, direct);
+    for (const rpc of ['GetUser', 'ListUsers']) {
+      grpc.addHandler(
+        grpc.createPattern('Users', rpc, GrpcMethodStreamingType.NO_STREAMING),
+        (request: unknown) => Promise.resolve({ nest: request }),
+      );
+    }
+    const unary = { requestStream: false, responseStream: false };
+    const service = (await grpc.createService(
+      { prototype: { GetUser: unary, ListUsers: unary } },
+      'Users',
+    )) as Record<string, (call: unknown, callback: sendUnaryData<unknown>) => void>;
+    const answer = (method: string) =>
+      new Promise((resolve) =>
+        service[method]({ request: 1, metadata: new Metadata() }, (_error, reply) =>
+          resolve(reply),
+        ),
+      );
+    await expect(answer('GetUser')).resolves.toEqual({ direct: 1 });
+    await expect(answer('ListUsers')).resolves.toEqual({ nest: 1 });
   });
 });

@@ -59,14 +59,19 @@ export class GrpcExceptionsFilter implements RpcExceptionFilter<unknown> {
   private readonly logger = new Logger('gRPC');
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
+    return throwError(() => this.statusOf(exception));
+  }
+
+  /** The status the call ends with; an error the call's observer did not map is logged here. */
+  statusOf(exception: unknown): GrpcError {
     const error = toGrpcError(exception);
-    if (exception instanceof RpcException) return throwError(() => error);
+    if (exception instanceof RpcException) return error;
     // The error as the root logger reduces it: no SQL, parameters or row data.
     if (error.code === status.INTERNAL) {
       this.logger.error({ err: exception, msg: 'call failed' });
     } else if (error.code === status.UNAVAILABLE) {
       this.logger.warn({ err: exception, msg: 'database unavailable' });
     }
-    return throwError(() => error);
+    return error;
   }
 }

@@ -7,6 +7,7 @@ import { protoPath as healthProtoPath } from 'grpc-health-check';
 import path from 'node:path';
 import { AppConfig } from '../config/app-config.js';
 import { AppGrpcServer } from './app-grpc-server.js';
+import { DirectGrpcMethods } from './direct-grpc-methods.js';
 import { GracefulShutdown } from '../health/graceful-shutdown.js';
 import { HealthService } from '../health/health.service.js';
 import { projectRoot } from '../project-root.js';
@@ -26,7 +27,8 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
  * The gRPC transport of the hybrid app, on the same HOST as HTTP. Health and reflection are
  * registered on the same server, which GracefulShutdown force-closes when calls outlive the
  * shutdown timeout. Each channel option is a deliberate choice for running behind a mesh sidecar.
- * Nest's gRPC server, with unary calls answered without RxJS (AppGrpcServer).
+ * Nest's gRPC server, answering unary calls without RxJS and direct methods without Nest's
+ * per-call dispatch (AppGrpcServer).
  */
 export function grpcOptions(app: INestApplication): CustomStrategy {
   const config = app.get(AppConfig);
@@ -62,5 +64,5 @@ export function grpcOptions(app: INestApplication): CustomStrategy {
       shutdown.attachGrpcServer(server);
     },
   };
-  return { strategy: new AppGrpcServer(options) };
+  return { strategy: new AppGrpcServer(options, app.get(DirectGrpcMethods)) };
 }

@@ -1,7 +1,8 @@
 import { Controller, UseFilters } from '@nestjs/common';
-import { GrpcMethod, RpcException } from '@nestjs/microservices';
+import { RpcException } from '@nestjs/microservices';
 import { type Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { RequiredScope } from '../auth/auth.decorators.js';
+import { DirectGrpcMethod } from '../grpc/direct-grpc-methods.js';
 import { GrpcExceptionsFilter } from '../grpc/grpc-exceptions.filter.js';
 import { InvalidArgumentError } from '../common/errors.js';
 import { GrpcObservability, type ObservedGrpcMethod } from '../grpc/grpc-observability.js';
@@ -34,7 +35,7 @@ export class UsersGrpcController {
     this.getUserCalls = observability.method('users.Users', 'GetUser');
   }
 
-  @GrpcMethod('Users', 'GetUser')
+  @DirectGrpcMethod('Users', 'GetUser')
   @RequiredScope('users:read')
   getUser(
     request: GetUserRequest,

@@ -3,6 +3,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { jest } from '@jest/globals';
+import { DirectGrpcMethods } from '../../src/grpc/direct-grpc-methods.js';
 import { USERS_PROTO_PATH } from '../../src/grpc/grpc-options.js';
 import { HealthService } from '../../src/health/health.service.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
@@ -145,6 +147,18 @@ describe('gRPC users.Users (e2e)', () => {
       const error = await rejection(getUser(id));
       expect(error.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(error.details).toBe('id must be a positive 32-bit integer');
+    });
+
+    it('is answered by its direct handler, outside Nest’s per-call dispatch', async () => {
+      const direct = t.app.get(DirectGrpcMethods);
+      expect(direct.find('Users', 'GetUser')).toEqual(expect.any(Function));
+      const statusOf = jest.spyOn(direct, 'statusOf');
+      try {
+        expect((await rejection(getUser(987_654))).code).toBe(grpc.status.NOT_FOUND);
+        expect(statusOf).toHaveBeenCalledTimes(1);
+      } finally {
+        statusOf.mockRestore();
+      }
     });
 
     it('answers INVALID_ARGUMENT for a request without an id (proto3 default 0)', async () => {
