@@ -59,6 +59,9 @@ export async function feedLag(url, target, { durationS, log }) {
   const consumer = consume(target.url, arrivals, stop);
   await sleep(500);
   const writes = [];
+  // Every name unique across runs: an UPDATE that sets the name a user already has changes
+  // nothing, so it makes no event (and keeps the version), and would be counted as lost.
+  const run = `${process.pid}.${Date.now()}`;
   const started = performance.now();
   const perTick = (RATE * TICK_MS) / 1000;
   for (let tick = 0; performance.now() - started < durationS * 1000; tick++) {
@@ -68,7 +71,7 @@ export async function feedLag(url, target, { durationS, log }) {
         pool
           .query('UPDATE users SET name = $2 WHERE id = $1 RETURNING id, version', [
             id,
-            `lag ${tick}`,
+            `lag ${run}.${tick}.${i}`,
           ])
           .then(({ rows: [row] }) => {
             if (row) commits.set(`${row.id}.${row.version}`, performance.now());
