@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { EntitySql } from '../database/entity-sql.js';
-import { PrimaryPool, type Queryable } from '../database/queryable.js';
+import { PrimaryPool } from '../database/queryable.js';
+import { SNAPSHOT_HORIZON } from '../database/snapshot-horizon.js';
 import type { FeedKey } from './change-token.js';
 import { UserChange } from './user-change.entity.js';
 import { UserChangesWatermark } from './user-changes-watermark.entity.js';
 
 /** The horizon of the statement's snapshot: every transaction below it has ended. */
-const HORIZON = 'pg_snapshot_xmin(pg_current_snapshot())::text::bigint';
+const HORIZON = `${SNAPSHOT_HORIZON}::bigint`;
 const PURGE_BATCH = 1000;
 /** Batches per purge run, so one run stays short whatever the backlog; the next run goes on. */
 const PURGE_MAX_BATCHES = 50;
@@ -145,15 +146,6 @@ export class ChangesRepository {
       purged,
       newest: BigInt(first.newest as string),
     };
-  }
-
-  /**
-   * The key a reader of `db` (the primary or one replica) stands at: every event before it is
-   * visible there, every later change comes after it.
-   */
-  async horizon(db: Queryable): Promise<FeedKey> {
-    const [row] = await db.query<{ position: string }>(`SELECT ${HORIZON}::text AS "position"`);
-    return { position: BigInt(row.position), id: 0n };
   }
 
   /** The last event a reader can see now, if any. */

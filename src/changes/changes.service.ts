@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { GoneError, InvalidArgumentError } from '../common/errors.js';
-import type { Queryable } from '../database/queryable.js';
 import { AppConfig } from '../config/app-config.js';
 import { decodeChangeToken, encodeChangeToken, type FeedKey, isAfter } from './change-token.js';
 import { ChangesPoller } from './changes-poller.js';
@@ -87,12 +86,12 @@ export class ChangesService {
   }
 
   /**
-   * The token of everything a reader of `db` can see now: a list read afterwards on the same
-   * server (snapshots of one server only move forward) reflects every event before it, and the
-   * feed from it delivers every change after. `Changes-Token` of `GET /users`.
+   * The token of a read whose snapshot had `horizon` (SNAPSHOT_HORIZON, read in the same
+   * statement): the read reflects every event before it, and the feed from it delivers every
+   * change after. `Changes-Token` of `GET /users`.
    */
-  async tokenOn(db: Queryable): Promise<string> {
-    return encodeChangeToken(await this.changes.horizon(db));
+  tokenAt(horizon: bigint): string {
+    return encodeChangeToken({ position: horizon, id: 0n });
   }
 
   /** A page after `after`, once the token is known to be neither expired nor made up. */

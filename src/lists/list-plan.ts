@@ -2,6 +2,7 @@ import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
 import { ListCounts } from './list-counts.js';
 import type { Queryable } from '../database/queryable.js';
+import { SNAPSHOT_HORIZON } from '../database/snapshot-horizon.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -18,6 +19,8 @@ export interface ListPage<T> {
   limit?: number;
   /** The change feed's token the page reflects (`Changes-Token`), for lists that have one. */
   changesToken?: string;
+  /** With `horizon` asked (ListScope): the horizon of the page's own snapshot. */
+  snapshotHorizon?: bigint;
 }
 
 /** The same page with each item mapped (an entity to its response body). */
@@ -33,6 +36,11 @@ export interface ListScope {
   filters?: (param: (value: unknown) => string) => string[];
   /** Its key in list_counts (src/lists/list-counts.ts). */
   countKey: string;
+  /**
+   * Read the horizon of the page's snapshot in the page's own statement (SNAPSHOT_HORIZON): the
+   * page then holds every change of a transaction below it, with no statement of its own.
+   */
+  horizon?: boolean;
 }
 
 /** The parts of a list statement that depend on the request. */
@@ -68,7 +76,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
   async fetch(
     db: Queryable,
     query: ListQueryDto<F>,
-    { scope, filters = () => [], countKey }: ListScope,
+    { scope, filters = () => [], countKey, horizon = false }: ListScope,
   ): Promise<ListPage<E>> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
@@ -76,9 +84,15 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const window = this.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const select = db.query<ObjectLiteral>(
+    const rowsSql =
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
-        `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`,
+      `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`;
+    // With the horizon: one row more than none when the page is empty, its columns null.
+    const select = db.query<ObjectLiteral>(
+      horizon
+        ? `SELECT h."snapshotHorizon", p.* FROM (SELECT ${SNAPSHOT_HORIZON} AS "snapshotHorizon") h ` +
+            `LEFT JOIN LATERAL (${rowsSql}) p ON true`
+        : rowsSql,
       params,
     );
     // A cursor page always reports the total: it is read beside the page, so a walk waits for one
@@ -87,12 +101,17 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       query.cursor === undefined
         ? [await select, undefined]
         : await Promise.all([select, this.counts.count(db, countKey)]);
-    return this.page(
-      rows.map((row) => this.sql.toEntity(row)),
+    const snapshotHorizon = horizon ? BigInt(rows[0].snapshotHorizon as string) : undefined;
+    const page = await this.page(
+      (horizon ? rows.filter((row) => row.id !== null) : rows).map((row) => {
+        if (horizon) delete row.snapshotHorizon;
+        return this.sql.toEntity(row);
+      }),
       query,
       scope,
       async () => total ?? this.counts.count(db, countKey),
     );
+    return horizon ? { ...page, snapshotHorizon } : page;
   }
 
   /**

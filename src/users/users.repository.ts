@@ -4,7 +4,6 @@ import { type FindOptionsWhere, In, type Repository } from 'typeorm';
 import { ConflictError } from '../common/errors.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
-import type { Queryable } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
@@ -63,26 +62,21 @@ export class UsersRepository {
   }
 
   /**
-   * Read from a replica when DATABASE_READ_URLS is set: the page and its total may lag. `changes`
-   * reads the change feed's token first, on the same server as the page (a replica behind
-   * another, or behind the primary, would pair a token with an older page and lose the changes
-   * between them).
+   * Read from a replica when DATABASE_READ_URLS is set: the page and its total may lag. The page
+   * comes with the horizon of its own snapshot (`snapshotHorizon`), read in the same statement
+   * and so on the same server: the change feed's token of what the page shows.
    */
-  async findPage(
-    query: ListUsersQueryDto,
-    changes: (db: Queryable) => Promise<string>,
-  ): Promise<ListPage<User>> {
+  async findPage(query: ListUsersQueryDto): Promise<ListPage<User>> {
     const { role } = query;
-    return this.replicas.onOneServer(async (db) => {
-      const changesToken = await changes(db);
-      const page = await this.list.fetch(db, query, {
+    return this.replicas.onOneServer((db) =>
+      this.list.fetch(db, query, {
         scope: role === undefined ? 'users' : `users?role=${role}`,
         filters: (param) =>
           role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`],
         countKey: listCountKey.users(role),
-      });
-      return { ...page, changesToken };
-    });
+        horizon: true,
+      }),
+    );
   }
 
   async findById(id: number): Promise<User | undefined> {

@@ -32,9 +32,10 @@ export class UsersService {
     private readonly changes: ChangesService,
   ) {}
 
-  /** A page of users, with the change feed's token taken before it on the same server. */
-  findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
-    return this.users.findPage(query, (db) => this.changes.tokenOn(db));
+  /** A page of users, with the change feed's token of the page's own snapshot. */
+  async findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
+    const { snapshotHorizon, ...page } = await this.users.findPage(query);
+    return { ...page, changesToken: this.changes.tokenAt(snapshotHorizon!) };
   }
 
   async findOne(id: number): Promise<User> {
