@@ -84,34 +84,55 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const window = this.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rowsSql =
-      `SELECT ${this.sql.selectList} FROM ${this.sql.table} ${where} ` +
-      `ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`;
-    // With the horizon: one row more than none when the page is empty, its columns null.
+    const windowSql = `FROM ${this.sql.table} ${where} ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`;
+    // The horizon is computed once per statement (an InitPlan) and sent beside each row.
     const select = db.query<ObjectLiteral>(
-      horizon
-        ? `SELECT h."snapshotHorizon", p.* FROM (SELECT ${SNAPSHOT_HORIZON} AS "snapshotHorizon") h ` +
-            `LEFT JOIN LATERAL (${rowsSql}) p ON true`
-        : rowsSql,
+      `SELECT ${this.sql.selectList}${horizon ? `, (SELECT ${SNAPSHOT_HORIZON}) AS "snapshotHorizon"` : ''} ${windowSql}`,
       params,
     );
     // A cursor page always reports the total: it is read beside the page, so a walk waits for one
     // round trip per page, not two. A numbered page may not need it (see page()).
-    const [rows, total] =
+    const [found, total] =
       query.cursor === undefined
         ? [await select, undefined]
         : await Promise.all([select, this.counts.count(db, countKey)]);
-    const snapshotHorizon = horizon ? BigInt(rows[0].snapshotHorizon as string) : undefined;
+    const { rows, snapshotHorizon } = horizon
+      ? await this.withHorizon(db, found, windowSql, params)
+      : { rows: found, snapshotHorizon: undefined };
     const page = await this.page(
-      (horizon ? rows.filter((row) => row.id !== null) : rows).map((row) => {
-        if (horizon) delete row.snapshotHorizon;
-        return this.sql.toEntity(row);
-      }),
+      rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
       async () => total ?? this.counts.count(db, countKey),
     );
     return horizon ? { ...page, snapshotHorizon } : page;
+  }
+
+  /**
+   * The page's rows without their horizon column, and the horizon. An empty page has no row to
+   * carry it: the page is read again, in a statement that always has one (a horizon read apart
+   * from the page could be younger than the page, and the changes between would be lost).
+   */
+  private async withHorizon(
+    db: Queryable,
+    found: ObjectLiteral[],
+    windowSql: string,
+    params: unknown[],
+  ): Promise<{ rows: ObjectLiteral[]; snapshotHorizon: bigint }> {
+    const rows =
+      found.length > 0
+        ? found
+        : await db.query<ObjectLiteral>(
+            `SELECT h."snapshotHorizon", p.* FROM (SELECT ${SNAPSHOT_HORIZON} AS "snapshotHorizon") h ` +
+              `LEFT JOIN LATERAL (SELECT ${this.sql.selectList} ${windowSql}) p ON true`,
+            params,
+          );
+    return {
+      rows: rows
+        .filter((row) => row.id !== null)
+        .map(({ snapshotHorizon: _horizon, ...row }) => row),
+      snapshotHorizon: BigInt(rows[0].snapshotHorizon as string),
+    };
   }
 
   /**

@@ -188,4 +188,15 @@ describe('GET /users/changes (e2e)', () => {
     const cursor = await t.http().get('/users').query({ cursor: '', role: 'admin' }).expect(200);
     expect(cursor.headers['changes-token']).toMatch(/^[\w-]+\.[\w-]{16}$/);
   });
+
+  it('gives an empty page of GET /users a Changes-Token too, from which the feed misses nothing', async () => {
+    await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    const empty = await t.http().get('/users').query({ page: 5, limit: 10 }).expect(200);
+    expect(empty.body).toEqual([]);
+    const token = empty.headers['changes-token'];
+    expect(token).toMatch(/^[\w-]+\.[\w-]{16}$/);
+    await t.http().post('/users').send({ name: 'Bob' }).expect(201);
+    // Ada was created before the page was read: only Bob follows.
+    expect(versions((await feed(token)).events)).toEqual([[2, 1]]);
+  });
 });
