@@ -57,6 +57,15 @@ const ROUNDS = Math.max(1, Number(process.env.FAILOVER_ROUNDS ?? 1));
 const USERS = 5;
 /** PostgreSQL's log line at the end of its start: the proof that a member's log is watched. */
 const READY = /database system is ready to accept connections/;
+/**
+ * How a backend ends when the server shuts down (SIGTERM): a planned switchover's demotion stops
+ * the old leader with a fast shutdown, which ends every session, those of commits waiting for the
+ * standby included ("canceling the wait … and terminating connection due to administrator
+ * command"). Unlike a cancel, no session of that server reads again, and its WAL goes to the
+ * standby before the standby is promoted: such a commit is one of unknown outcome, which the
+ * histories model. Only the switchover shuts the leader down; elsewhere the line is a failure.
+ */
+const SHUTDOWN_TERMINATION = /terminating connection due to administrator command/i;
 
 const { ttl, loop_wait: loopWait, retry_timeout: retryTimeout } = FAST_TIMINGS;
 /**
@@ -194,9 +203,12 @@ if (MISSING.length) {
     label: string,
     bound: number,
     fault: (primary: PatroniMember) => Promise<PatroniMember>,
+    { shutsDownLeader = false } = {},
   ) {
     const before = await cluster!.waitForPrimary();
     await waitForProxyOn(before);
+    // The leader's log from here on: what an earlier scenario left in it is not this one's.
+    const watchedBefore = before.watched().length;
     const prefix = `${label}-${Date.now()}`;
     // The change feed, followed from a list's token through the whole fault.
     const feed = await startFeedConsumer(service!.url);
@@ -239,7 +251,14 @@ if (MISSING.length) {
       .map((a) => a.status);
     const verdicts = checkHistories(users, history.histories);
     const historyFigures = history.figures();
-    const cancelledWaits = before.watched().filter((line) => CANCELLED_WAIT.test(line));
+    const endedWaits = before
+      .watched()
+      .slice(watchedBefore)
+      .filter((line) => CANCELLED_WAIT.test(line));
+    const shutdownEnded = shutsDownLeader
+      ? endedWaits.filter((line) => SHUTDOWN_TERMINATION.test(line))
+      : [];
+    const cancelledWaits = endedWaits.filter((line) => !shutdownEnded.includes(line));
     const feedVerdict = feed.verdict();
     const table = await usersAbove(after.url(DATABASE), feed.newestId);
 
@@ -256,7 +275,9 @@ if (MISSING.length) {
         `${historyFigures.operations} operations (${historyFigures.reads} reads, ` +
         `${historyFigures.indeterminate} writes of unknown outcome), ` +
         `${verdicts.filter((v) => v.linearizable).length} of ${USERS} linearizable; ` +
-        `${cancelledWaits.length} commit waits cut short in the old leader's log; change feed: ` +
+        `${cancelledWaits.length} commit waits cut short in the old leader's log` +
+        (shutsDownLeader ? ` (${shutdownEnded.length} ended by its shutdown)` : '') +
+        `; change feed: ` +
         `${feedVerdict.events} events (${feedVerdict.failedPolls} failed polls), ` +
         `${Object.keys(feedVerdict.rebuilt).length} users rebuilt against ` +
         `${Object.keys(table).length} in the table, ${feedVerdict.outOfOrder.length} out of order`,
@@ -307,6 +328,7 @@ if (MISSING.length) {
           expect(next).toBe(candidate);
           return next;
         },
+        { shutsDownLeader: true },
       );
       // Every create sent across the switchover was answered 201 the first time: the service
       // retried it itself, and no client retry was needed.
