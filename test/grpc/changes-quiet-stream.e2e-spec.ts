@@ -2,23 +2,14 @@
 // closes connections idle for 8 s (as a mesh proxy or a load balancer does): the heartbeats keep
 // it open, and the first change after the silence arrives on it.
 import net from 'node:net';
-import {
-  grpcClients,
-  watchUserChanges,
-  type WatchUserChangesResponse,
-} from '../../scripts/lib/grpc-client.mjs';
+import { grpcClients, watchUserChanges } from '../../scripts/lib/grpc-client.mjs';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { isHeartbeat, versionOf } from '../support/changes-feed.js';
 import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 /** How long the stream stays quiet: 60 s, or CHANGES_QUIET_S (never under 20, 2.5 idle timeouts). */
 const QUIET_S = Math.max(20, Number(process.env.CHANGES_QUIET_S ?? 60));
 const IDLE_TIMEOUT_MS = 8000;
-
-const isHeartbeat = (message: WatchUserChangesResponse) => message.content === 'heartbeat';
-const versionOf = (message: WatchUserChangesResponse) => [
-  message.event?.data.id,
-  message.event?.data.version,
-];
 
 describe('gRPC change feed: a quiet stream (e2e)', () => {
   let t: TestApp;

@@ -7,17 +7,12 @@ import {
   listUserChanges,
   watchUserChanges,
   type GrpcClients,
-  type WatchUserChangesResponse,
 } from '../../scripts/lib/grpc-client.mjs';
 import { ChangesPurge } from '../../src/changes/changes-purge.js';
+import { isHeartbeat, versionOf } from '../support/changes-feed.js';
 import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 const TOKEN = /^[\w-]+\.[\w-]{16}$/;
-const isHeartbeat = (message: WatchUserChangesResponse) => message.content === 'heartbeat';
-const versionOf = (message: WatchUserChangesResponse) => [
-  message.event?.data.id,
-  message.event?.data.version,
-];
 
 describe('gRPC change feed (e2e)', () => {
   let t: TestApp;

@@ -1,6 +1,7 @@
 // Reading the change feed in the specs: pages over HTTP until the feed is drained, and the event
 // a change should produce, as a whole body.
 import type request from 'supertest';
+import type { WatchUserChangesResponse } from '../../scripts/lib/grpc-client.mjs';
 import { ISO_DATE } from './expected-errors.js';
 
 export interface FeedEvent {
@@ -61,3 +62,12 @@ export function feedEvent(
 /** `[user, version]` of each event, for comparing orders. */
 export const versions = (events: FeedEvent[]) =>
   events.map((event) => [event.data.id, event.data.version]);
+
+/** Whether a WatchUserChanges message is a heartbeat (no event). */
+export const isHeartbeat = (message: WatchUserChangesResponse) => message.content === 'heartbeat';
+
+/** A WatchUserChanges message's [user id, version]. */
+export const versionOf = (message: WatchUserChangesResponse) => [
+  message.event?.data.id,
+  message.event?.data.version,
+];
