@@ -2,7 +2,8 @@ import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { capturingLogger } from '../../test/support/capturing-logger.js';
-import { logProcessFailures } from './logging.js';
+import { pino } from 'pino';
+import { isoTimeOncePerMs, logProcessFailures } from './logging.js';
 
 describe(logProcessFailures.name, () => {
   it('logs what nothing caught in the log schema, without its data, then exits 1', () => {
@@ -33,5 +34,25 @@ describe(logProcessFailures.name, () => {
       }),
     ]);
     expect(captured.raw()).not.toContain('ada.private');
+  });
+});
+
+describe(isoTimeOncePerMs.name, () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it("writes pino's isoTime field, formatted again only when the millisecond changes", () => {
+    jest.useFakeTimers({ now: Date.parse('2026-11-27T14:03:07.250Z') });
+    const time = isoTimeOncePerMs();
+    expect(time()).toBe(pino.stdTimeFunctions.isoTime());
+    expect(time()).toBe(',"time":"2026-11-27T14:03:07.250Z"');
+    const toISOString = jest.spyOn(Date.prototype, 'toISOString');
+    expect(time()).toBe(',"time":"2026-11-27T14:03:07.250Z"');
+    expect(toISOString).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(1);
+    expect(time()).toBe(',"time":"2026-11-27T14:03:07.251Z"');
+    expect(toISOString).toHaveBeenCalledTimes(1);
+    toISOString.mockRestore();
   });
 });
