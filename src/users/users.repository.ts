@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type FindOptionsWhere, In, type Repository } from 'typeorm';
 import { ConflictError } from '../common/errors.js';
+import { BatchedLookup } from '../database/batched-lookup.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
+import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
@@ -32,6 +34,8 @@ export class UsersRepository {
   private readonly sql: EntitySql<User>;
   private readonly selectById: string;
   private readonly selectSummaryById: string;
+  /** Summaries looked up in the same turn of the event loop, one statement for all (gRPC). */
+  private readonly summaries: BatchedLookup<number, UserSummary>;
   private readonly existsById: string;
   private readonly insertRow: string;
   private readonly list: ListPlan<User, UserSortField>;
@@ -39,12 +43,18 @@ export class UsersRepository {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     private readonly scope: TransactionScope,
+    private readonly primary: PrimaryPool,
     private readonly replicas: ReadReplicas,
     counts: ListCounts,
   ) {
     this.sql = new EntitySql(users);
     this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.selectSummaryById = `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    const selectSummariesByIds = `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = ANY($1)`;
+    this.summaries = new BatchedLookup(
+      (ids) => this.primary.query<UserSummary>(selectSummariesByIds, [ids]),
+      (row) => row.id,
+    );
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.insertRow = this.sql.insert(['name', 'email', 'role']);
     this.list = new ListPlan(
@@ -84,9 +94,15 @@ export class UsersRepository {
     return row && this.sql.toEntity(row);
   }
 
-  /** The summary's columns only, as a plain row: no entity to build, no timestamps to parse. */
+  /**
+   * The summary's columns only, as a plain row: no entity to build, no timestamps to parse.
+   * Outside a transaction, the summaries asked for in the same turn of the event loop are read by
+   * one statement (BatchedLookup); inside one, by a statement of the transaction's own.
+   */
   async findSummaryById(id: number): Promise<UserSummary | undefined> {
-    const [row] = await this.scope.queryable().query(this.selectSummaryById, [id]);
+    const queryable = this.scope.queryable();
+    if (queryable === this.primary) return this.summaries.find(id);
+    const [row] = await queryable.query(this.selectSummaryById, [id]);
     return row as UserSummary | undefined;
   }
 

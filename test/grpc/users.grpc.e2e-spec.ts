@@ -4,6 +4,7 @@ import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { jest } from '@jest/globals';
+import { PrimaryPool } from '../../src/database/queryable.js';
 import { DirectGrpcMethods } from '../../src/grpc/direct-grpc-methods.js';
 import { USERS_PROTO_PATH } from '../../src/grpc/grpc-options.js';
 import { HealthService } from '../../src/health/health.service.js';
@@ -158,6 +159,38 @@ describe('gRPC users.Users (e2e)', () => {
         expect(statusOf).toHaveBeenCalledTimes(1);
       } finally {
         statusOf.mockRestore();
+      }
+    });
+
+    it('answers calls in flight together each with its own user, several calls per statement', async () => {
+      const names = Array.from({ length: 20 }, (_, i) => `Batch ${i}`);
+      const ids: number[] = [];
+      for (const name of names) {
+        ids.push((await t.http().post('/users').send({ name }).expect(201)).body.id);
+      }
+      const missing = Array.from({ length: 10 }, (_, i) => 900_000 + i);
+      // Every existing user twice, every missing one once, interleaved.
+      const asked = [...ids, ...missing, ...ids].sort(
+        (a, b) => ((a * 7919) % 101) - ((b * 7919) % 101),
+      );
+      const query = jest.spyOn(t.app.get(PrimaryPool), 'query');
+      try {
+        const answers = await Promise.all(
+          asked.map((id) =>
+            getUser(id).then(
+              (user) => user.name,
+              (error: grpc.ServiceError) => error.details,
+            ),
+          ),
+        );
+        expect(answers).toEqual(
+          asked.map((id) => (ids.includes(id) ? names[ids.indexOf(id)] : `user ${id} not found`)),
+        );
+        const statements = query.mock.calls.filter(([sql]) => sql.includes('= ANY('));
+        expect(statements.length).toBeGreaterThan(0);
+        expect(statements.length).toBeLessThanOrEqual(asked.length / 2);
+      } finally {
+        query.mockRestore();
       }
     });
 
