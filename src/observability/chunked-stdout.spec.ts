@@ -77,7 +77,10 @@ describe(ChunkedStdout.name, () => {
     expect(flushed).toHaveBeenCalledTimes(1);
     stdout.write(line(2));
     stdout.flushSync();
-    expect([writes, calls]).toEqual([[line(1), line(2)], ['flush', 'flushSync']]);
+    expect([writes, calls]).toEqual([
+      [line(1), line(2)],
+      ['flush', 'flushSync'],
+    ]);
     expect(jest.getTimerCount()).toBe(0);
   });
 });
