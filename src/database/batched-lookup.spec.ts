@@ -8,11 +8,12 @@ interface Row {
 }
 
 /** A lookup over `table` that records the keys of each statement. */
-function recordingLookup(table: Row[], failWith?: Error) {
+function recordingLookup(table: Row[], failWith?: Error, how: 'rejects' | 'throws' = 'rejects') {
   const statements: number[][] = [];
   const lookup = new BatchedLookup<number, Row>(
     (ids) => {
       statements.push(ids);
+      if (failWith && how === 'throws') throw failWith;
       if (failWith) return Promise.reject(failWith);
       // In any order, as a database returns them.
       return Promise.resolve(table.filter((row) => ids.includes(row.id)).reverse());
@@ -59,13 +60,16 @@ describe(BatchedLookup.name, () => {
     expect(statements).toEqual([[1], [2]]);
   });
 
-  it('fails every lookup of a failed statement with its error', async () => {
-    const unavailable = new Error('the database is unreachable');
-    const { lookup } = recordingLookup(table, unavailable);
-    const outcomes = await Promise.allSettled([lookup.find(1), lookup.find(2)]);
-    expect(outcomes).toEqual([
-      { status: 'rejected', reason: unavailable },
-      { status: 'rejected', reason: unavailable },
-    ]);
-  });
+  it.each(['rejects', 'throws'] as const)(
+    'fails every lookup of a failed statement with its error (the lookup %s)',
+    async (how) => {
+      const unavailable = new Error('the database is unreachable');
+      const { lookup } = recordingLookup(table, unavailable, how);
+      const outcomes = await Promise.allSettled([lookup.find(1), lookup.find(2)]);
+      expect(outcomes).toEqual([
+        { status: 'rejected', reason: unavailable },
+        { status: 'rejected', reason: unavailable },
+      ]);
+    },
+  );
 });

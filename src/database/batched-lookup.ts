@@ -53,7 +53,8 @@ export class BatchedLookup<Key, Row> {
     const keys = [...batch.keys()];
     for (let start = 0; start < keys.length; start += this.maxKeys) {
       const slice = keys.slice(start, start + this.maxKeys);
-      this.lookup(slice).then(
+      // A lookup that throws instead of rejecting fails its batch, not the process.
+      new Promise<Row[]>((resolve) => resolve(this.lookup(slice))).then(
         (rows) => {
           const found = new Map(rows.map((row) => [this.keyOf(row), row]));
           for (const key of slice) {
