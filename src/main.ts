@@ -30,6 +30,9 @@ async function bootstrap(logger: RootLogger): Promise<void> {
   const { host, port, grpcPort } = app.get(AppConfig);
   await app.listen(port, host);
   app.get(Logger).log(`HTTP on ${host}:${port}, gRPC on ${host}:${grpcPort}`, 'Bootstrap');
+  // The boot's lines are on stdout before the first request is read (log lines otherwise wait
+  // up to 100 ms in ChunkedStdout).
+  logger.flush();
 }
 
 /** A boot that failed outside Nest (Nest logs its own failures, then exits 1). */
