@@ -236,9 +236,13 @@ export async function startMember({
     },
     /** Stops Patroni (which stops PostgreSQL), then anything of the node left, and removes it. */
     async stop() {
-      const postmaster = postmasterPid();
+      const before = postmasterPid();
       await daemon.stop('SIGTERM', 20_000);
-      if (postmaster && alive(postmaster)) {
+      // Read again: a Patroni restarting a crashed PostgreSQL as it was stopped can leave the new
+      // postmaster running, still listening on the node's port, which the node's replacement
+      // then cannot bind.
+      for (const postmaster of new Set([before, postmasterPid()])) {
+        if (!postmaster || !alive(postmaster)) continue;
         for (const pid of [postmaster, ...childPids(postmaster)]) signal(pid, 'SIGKILL');
         await gone([postmaster], 10_000);
       }
