@@ -56,6 +56,9 @@ export async function createTestApp(
     DATABASE_URL: testDatabaseUrl(),
     MIGRATE_ON_BOOT: 'true',
     DB_RETRY_ATTEMPTS: '0',
+    // A loaded CI machine has taken over 2 s (the service's default) to hand the app its first
+    // connection, and the app does not retry (above). The specs of connect timeouts set their own.
+    DB_CONNECT_TIMEOUT_MS: '10000',
     API_KEYS: TEST_API_KEYS.join(','),
     GRPC_PORT: String(grpcPort),
     METRICS_PORT: '0',
