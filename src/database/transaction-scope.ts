@@ -168,6 +168,11 @@ export class TransactionScope {
     return this.storage.getStore() ?? this.primary;
   }
 
+  /** True inside `run()`: statements join its transaction. */
+  inTransaction(): boolean {
+    return this.storage.getStore() !== undefined;
+  }
+
   /**
    * Runs `work` in one transaction on a connection of the primary's pool: committed when it
    * resolves (unless it ended the transaction with `tx.commit()`, which sends its last

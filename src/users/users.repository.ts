@@ -100,9 +100,8 @@ export class UsersRepository {
    * one statement (BatchedLookup); inside one, by a statement of the transaction's own.
    */
   async findSummaryById(id: number): Promise<UserSummary | undefined> {
-    const queryable = this.scope.queryable();
-    if (queryable === this.primary) return this.summaries.find(id);
-    const [row] = await queryable.query(this.selectSummaryById, [id]);
+    if (!this.scope.inTransaction()) return this.summaries.find(id);
+    const [row] = await this.scope.queryable().query(this.selectSummaryById, [id]);
     return row as UserSummary | undefined;
   }
 

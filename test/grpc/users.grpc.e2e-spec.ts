@@ -5,9 +5,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { jest } from '@jest/globals';
 import { PrimaryPool } from '../../src/database/queryable.js';
+import { TransactionScope } from '../../src/database/transaction-scope.js';
 import { DirectGrpcMethods } from '../../src/grpc/direct-grpc-methods.js';
 import { USERS_PROTO_PATH } from '../../src/grpc/grpc-options.js';
 import { HealthService } from '../../src/health/health.service.js';
+import { UsersRepository } from '../../src/users/users.repository.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 import {
   createTestApp,
@@ -192,6 +194,26 @@ describe('gRPC users.Users (e2e)', () => {
       } finally {
         query.mockRestore();
       }
+    });
+
+    it('reads a summary inside a transaction with a statement of its own, not in a batch', async () => {
+      const scope = t.app.get(TransactionScope);
+      const users = t.app.get(UsersRepository);
+      const rolledBack = new Error('roll back');
+      let seen: unknown;
+      let id = 0;
+      await expect(
+        scope.run(async (tx) => {
+          [{ id }] = await tx.query<{ id: number }>(
+            `INSERT INTO users (name) VALUES ('Uncommitted') RETURNING id`,
+          );
+          // Only the transaction's own connection sees the row it has not committed.
+          seen = await users.findSummaryById(id);
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
+      expect(seen).toEqual({ id, name: 'Uncommitted' });
+      expect((await rejection(getUser(id))).code).toBe(grpc.status.NOT_FOUND);
     });
 
     it('answers INVALID_ARGUMENT for a request without an id (proto3 default 0)', async () => {
