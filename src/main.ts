@@ -31,7 +31,7 @@ async function bootstrap(logger: RootLogger): Promise<void> {
   await app.listen(port, host);
   app.get(Logger).log(`HTTP on ${host}:${port}, gRPC on ${host}:${grpcPort}`, 'Bootstrap');
   // The boot's lines are on stdout before the first request is read (log lines otherwise wait
-  // up to 100 ms in ChunkedStdout).
+  // up to ChunkedStdout's HOLD_MS).
   logger.flush();
 }
 

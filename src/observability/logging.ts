@@ -104,7 +104,7 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
     });
   }
   // Asynchronous writes of chunks of lines keep logging off the request path (ChunkedStdout): a
-  // line reaches stdout at most 100 ms after it was logged, and what is held is written when the
+  // line reaches stdout at most HOLD_MS after it was logged, and what is held is written when the
   // process exits.
   return pino(options, chunkedStdout());
 }
