@@ -46,25 +46,38 @@ export class AppGrpcServer extends ServerGrpc {
   }
 
   override createUnaryServiceMethod(methodHandler: MethodHandler): UnaryMethod {
-    const nestPath = super.createUnaryServiceMethod(methodHandler) as UnaryMethod;
-    return (call, callback) => {
-      if (this.onProcessingEndHook !== undefined) return nestPath(call, callback);
-      return methodHandler(call.request, call.metadata, call)
-        .then((value) => (isObservable(value) ? lastValueFrom(value) : value))
-        .then(
-          (reply) => callback(null, reply),
-          (error: unknown) => callback(error as Error),
-        );
-    };
+    return this.unaryMethod(
+      (call) =>
+        methodHandler(call.request, call.metadata, call).then((value) =>
+          isObservable(value) ? lastValueFrom(value) : value,
+        ),
+      super.createUnaryServiceMethod(methodHandler) as UnaryMethod,
+    );
   }
 
   private directMethod(handler: DirectUnaryHandler, nestPath: UnaryMethod): UnaryMethod {
     const direct = this.direct!;
+    return this.unaryMethod(
+      (call) => handler(call.request, call.metadata, call),
+      nestPath,
+      (error) => direct.statusOf(error),
+    );
+  }
+
+  /**
+   * A unary method answered with `answer`'s value, or with its error as `statusOf` makes it;
+   * by Nest's own path instead while processing hooks are set.
+   */
+  private unaryMethod(
+    answer: (call: ServerUnaryCall<unknown, unknown>) => Promise<unknown>,
+    nestPath: UnaryMethod,
+    statusOf: (error: unknown) => unknown = (error) => error,
+  ): UnaryMethod {
     return (call, callback) => {
       if (this.onProcessingEndHook !== undefined) return nestPath(call, callback);
-      handler(call.request, call.metadata, call).then(
+      answer(call).then(
         (reply) => callback(null, reply),
-        (error: unknown) => callback(direct.statusOf(error) as unknown as Error),
+        (error: unknown) => callback(statusOf(error) as Error),
       );
     };
   }
