@@ -12,7 +12,7 @@
 // 40) is the number of inputs per property. fast-check prints the seed, path and shrunk
 // counterexample of a failure; replay it with FUZZ_SEED=<seed>.
 //
-//   FUZZ_RUNS=2000 npx jest --runInBand test/property     # a longer run
+//   FUZZ_RUNS=2000 npx jest test/property     # a longer run
 //
 // Each spec file calls useFuzzApp() once: Jest gives every test file its own copy of this module,
 // so the app, the clients and the agent below (live bindings) are that file's own.
