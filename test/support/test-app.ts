@@ -56,9 +56,6 @@ export async function createTestApp(
     DATABASE_URL: testDatabaseUrl(),
     MIGRATE_ON_BOOT: 'true',
     DB_RETRY_ATTEMPTS: '0',
-    // A loaded CI machine has taken over 2 s (the service's default) to hand the app its first
-    // connection, and the app does not retry (above). The specs of connect timeouts set their own.
-    DB_CONNECT_TIMEOUT_MS: '10000',
     API_KEYS: TEST_API_KEYS.join(','),
     GRPC_PORT: String(grpcPort),
     METRICS_PORT: '0',
@@ -133,14 +130,7 @@ export async function createTestAppBehindProxy(
   const app = await createTestApp({
     grpc: options.grpc,
     logger: options.logger,
-    env: {
-      DATABASE_URL: viaProxy.toString(),
-      DB_CONNECT_TIMEOUT_MS: '500',
-      // The short connect timeout is for the faults; a boot slowed past it by a loaded machine
-      // tries again (the database is there: nothing the specs check is hidden by it).
-      DB_RETRY_ATTEMPTS: '3',
-      ...options.env,
-    },
+    env: { DATABASE_URL: viaProxy.toString(), DB_CONNECT_TIMEOUT_MS: '500', ...options.env },
   });
   return {
     ...app,
