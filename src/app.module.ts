@@ -11,6 +11,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { GrpcModule } from './grpc/grpc.module.js';
 import { InternalsSelfCheck } from './internals/self-check.js';
 import { ObservabilityModule } from './observability/observability.module.js';
+import { OverloadModule } from './overload/overload.module.js';
 import { PostsModule } from './posts/posts.module.js';
 import { projectRoot } from './project-root.js';
 import { UsersModule } from './users/users.module.js';
@@ -23,6 +24,7 @@ import { UtilityModule } from './utility/utility.module.js';
     DatabaseModule,
     GrpcModule,
     ObservabilityModule,
+    OverloadModule,
     ServeStaticModule.forRoot({
       rootPath: path.join(projectRoot(), 'public'),
       // No SPA fallback: the module would otherwise answer every unmatched GET with

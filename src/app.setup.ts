@@ -10,6 +10,10 @@ import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
 import { setupOpenApi } from './http/openapi.js';
 import { HealthService } from './health/health.service.js';
+import { AdmissionController } from './overload/admission.js';
+import { admitHttpRequests } from './overload/http-admission.js';
+import { boundIdleConnections } from './overload/connection-bound.js';
+import { OverloadMetrics } from './overload/overload.metrics.js';
 
 /**
  * Idle keep-alive connections stay open longer than a proxy's idle timeout (Envoy, cloud load
@@ -31,6 +35,7 @@ export function configureApp(app: INestApplication): void {
   // JSON responses of an API are not worth hashing for a weak ETag on every request.
   express.set('etag', false);
   const health = app.get(HealthService);
+  const headers = securityHeaders();
   express.use(
     requestPipeline({
       observe: httpObservability(
@@ -38,7 +43,7 @@ export function configureApp(app: INestApplication): void {
         app.get(MetricsService),
         () => health.isShuttingDown,
       ),
-      headers: securityHeaders(),
+      headers,
       draining: () => health.isShuttingDown,
       // strict: false lets /echo take any JSON value, scalars and null included.
       parseJson: json({
@@ -52,4 +57,12 @@ export function configureApp(app: INestApplication): void {
   const server = express.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
+  const overloadMetrics = app.get(OverloadMetrics);
+  admitHttpRequests(server, app.get(AdmissionController), overloadMetrics, {
+    retryAfterS: config.overload.retryAfterS,
+    headers,
+  });
+  overloadMetrics.readClosedConnectionsFrom(
+    boundIdleConnections(server, config.overload.maxConnections),
+  );
 }

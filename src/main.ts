@@ -11,6 +11,8 @@ import { ConfigError } from './config/env.validation.js';
 import { createRootLogger, logProcessFailures } from './observability/logging.js';
 import { nestLoggerParams, withRootLogger } from './observability/observability.module.js';
 
+const LISTEN_BACKLOG = 4096;
+
 /**
  * Every line the process writes is one JSON object of one schema, stamped when it is written:
  * the root logger is made first, from the validated environment, and Nest logs through it from
@@ -28,7 +30,15 @@ async function bootstrap(logger: RootLogger): Promise<void> {
   app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   await app.startAllMicroservices();
   const { host, port, grpcPort } = app.get(AppConfig);
-  await app.listen(port, host);
+  // A spike's new connections wait in the kernel's accept queue, not dropped SYNs that the caller
+  // (or the kubelet's probe) would resend only a second later: Node's default backlog is 511.
+  // Nest hands the arguments after the port to http.Server.listen; its types name only the host.
+  const listen = app.listen.bind(app) as unknown as (
+    port: number,
+    host: string,
+    backlog: number,
+  ) => unknown;
+  await listen(port, host, LISTEN_BACKLOG);
   app.get(Logger).log(`HTTP on ${host}:${port}, gRPC on ${host}:${grpcPort}`, 'Bootstrap');
   // The boot's lines are on stdout before the first request is read (log lines otherwise wait
   // up to ChunkedStdout's HOLD_MS).

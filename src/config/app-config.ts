@@ -27,6 +27,22 @@ export interface DatabaseSettings {
   replicaMaxLagMs: number;
 }
 
+/** Admission control (OVERLOAD_*): docs/overload.md. */
+export interface OverloadSettings {
+  /** `fixed`: the limit is `max`, always; `adaptive`: it follows latency between `min` and `max`. */
+  mode: 'adaptive' | 'fixed';
+  min: number;
+  max: number;
+  /** Where the adaptive limit starts. */
+  initial: number;
+  /** The longest a request waits in the queue while the queue drains (CoDel's interval). */
+  queueTimeoutMs: number;
+  /** The Retry-After of a rejection, in seconds. */
+  retryAfterS: number;
+  /** Open HTTP connections past which the longest idle one is closed. */
+  maxConnections: number;
+}
+
 /** Bearer-token authentication (AUTH_*); `mode: 'none'` turns it off. */
 export interface AuthSettings {
   mode: 'jwt' | 'none';
@@ -62,6 +78,7 @@ export class AppConfig {
   readonly idempotency: { waitMs: number; ttlHours: number; purgeIntervalMs: number };
   /** The change feed (CHANGES_*). */
   readonly changes: { retentionHours: number; purgeIntervalMs: number; pollIntervalMs: number };
+  readonly overload: OverloadSettings;
   /** Where an embedded PostgreSQL keeps its data and listens, when DATABASE_URL is unset. */
   readonly embeddedDatabase: { dataDir: string; port: number };
 
@@ -96,6 +113,16 @@ export class AppConfig {
       shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       embeddedDatabase: { dataDir: env.PG_DATA_DIR, port: env.PG_PORT },
+      overload: {
+        mode: env.OVERLOAD_MODE,
+        min: env.OVERLOAD_MIN_IN_FLIGHT,
+        max: env.OVERLOAD_MAX_IN_FLIGHT,
+        // Room for a burst from the first request; the limit falls as soon as latency shows queueing.
+        initial: Math.min(env.OVERLOAD_MAX_IN_FLIGHT, Math.max(env.OVERLOAD_MIN_IN_FLIGHT, 100)),
+        queueTimeoutMs: env.OVERLOAD_QUEUE_TIMEOUT_MS,
+        retryAfterS: env.OVERLOAD_RETRY_AFTER_S,
+        maxConnections: env.OVERLOAD_MAX_CONNECTIONS,
+      },
       idempotency: {
         waitMs: env.IDEMPOTENCY_WAIT_MS,
         ttlHours: env.IDEMPOTENCY_KEY_TTL_HOURS,

@@ -37,6 +37,7 @@ export const TOKEN_ALGORITHMS = [
 const ALGORITHM = `\\s*(?:${TOKEN_ALGORITHMS.join('|')})\\s*`;
 const ALGORITHM_LIST = new RegExp(`^${ALGORITHM}(?:,${ALGORITHM})*$`);
 const AUTH_MODES = ['jwt', 'none'] as const;
+const OVERLOAD_MODES = ['adaptive', 'fixed'] as const;
 /** `100kb`, `1mb`, `2048`: what body-parser's `limit` accepts, restricted to whole units. */
 export const BYTE_SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
 
@@ -118,6 +119,28 @@ export class EnvironmentVariables {
   // Prometheus /metrics is served on this port only, never on the API port.
   @EnvInt(0, 65535)
   METRICS_PORT = 9464;
+
+  // Admission control (docs/overload.md): the concurrency limit adapts between the two bounds
+  // (adaptive), or is OVERLOAD_MAX_IN_FLIGHT always (fixed); a request waits for a slot at most
+  // OVERLOAD_QUEUE_TIMEOUT_MS (a tenth of it while a queue stands) before its 503.
+  @IsIn(OVERLOAD_MODES)
+  OVERLOAD_MODE: (typeof OVERLOAD_MODES)[number] = 'adaptive';
+
+  @EnvInt(1, 100_000)
+  OVERLOAD_MAX_IN_FLIGHT = 1000;
+
+  @EnvInt(1, 100_000)
+  OVERLOAD_MIN_IN_FLIGHT = 20;
+
+  @EnvInt(1, 10_000)
+  OVERLOAD_QUEUE_TIMEOUT_MS = 100;
+
+  @EnvInt(1, 3600)
+  OVERLOAD_RETRY_AFTER_S = 1;
+
+  // Past this many open HTTP connections, each new one closes the connection idle the longest.
+  @EnvInt(1, 1_000_000)
+  OVERLOAD_MAX_CONNECTIONS = 4096;
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
@@ -265,7 +288,7 @@ export function validateEnv(raw: Record<string, string | undefined>): Environmen
       'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
     );
   }
-  problems.push(...authProblems(env), ...databaseProblems(env));
+  problems.push(...authProblems(env), ...databaseProblems(env), ...overloadProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return env;
 }
@@ -280,6 +303,15 @@ function databaseProblems(env: EnvironmentVariables): string[] {
     ? [
         `IDEMPOTENCY_WAIT_MS (${env.IDEMPOTENCY_WAIT_MS}) must be less than DB_STATEMENT_TIMEOUT_MS ` +
           `(${env.DB_STATEMENT_TIMEOUT_MS}), which bounds the statement that waits for the key`,
+      ]
+    : [];
+}
+
+/** The adaptive limit moves between its two bounds. */
+function overloadProblems(env: EnvironmentVariables): string[] {
+  return env.OVERLOAD_MIN_IN_FLIGHT > env.OVERLOAD_MAX_IN_FLIGHT
+    ? [
+        `OVERLOAD_MIN_IN_FLIGHT (${env.OVERLOAD_MIN_IN_FLIGHT}) must not be more than OVERLOAD_MAX_IN_FLIGHT (${env.OVERLOAD_MAX_IN_FLIGHT})`,
       ]
     : [];
 }

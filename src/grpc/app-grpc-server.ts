@@ -2,6 +2,16 @@ import { type GrpcOptions, ServerGrpc } from '@nestjs/microservices';
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { DirectGrpcMethods, DirectUnaryHandler } from './direct-grpc-methods.js';
+import type { AdmissionController } from '../overload/admission.js';
+import { admitGrpcCalls } from '../overload/grpc-admission.js';
+import type { OverloadMetrics } from '../overload/overload.metrics.js';
+
+/** Admission in front of every method of the app's services (src/overload/). */
+export interface GrpcAdmission {
+  controller: AdmissionController;
+  metrics: OverloadMetrics;
+  retryAfterS: number;
+}
 
 /** What Nest hands a transport for each method: guards, pipes and filters around the handler. */
 type MethodHandler = (request: unknown, metadata: unknown, call: unknown) => Promise<unknown>;
@@ -29,18 +39,24 @@ export class AppGrpcServer extends ServerGrpc {
   constructor(
     options: GrpcOptions['options'],
     private readonly direct?: DirectGrpcMethods,
+    private readonly admission?: GrpcAdmission,
   ) {
     super(options);
   }
 
   override async createService(
-    grpcService: { prototype: Record<string, unknown> },
+    grpcService: { prototype: Record<string, { responseStream?: boolean }> },
     name: string,
   ): Promise<Record<string, unknown>> {
     const service = (await super.createService(grpcService, name)) as Record<string, unknown>;
     for (const method of Object.keys(service)) {
       const handler = this.direct?.find(name, method);
       if (handler) service[method] = this.directMethod(handler, service[method] as UnaryMethod);
+    }
+    if (this.admission) {
+      const { controller, metrics, retryAfterS } = this.admission;
+      const streaming = (method: string) => grpcService.prototype[method]?.responseStream === true;
+      admitGrpcCalls(service, streaming, controller, metrics, retryAfterS);
     }
     return service;
   }

@@ -11,6 +11,8 @@ import { DirectGrpcMethods } from './direct-grpc-methods.js';
 import { GracefulShutdown } from '../health/graceful-shutdown.js';
 import { HealthService } from '../health/health.service.js';
 import { projectRoot } from '../project-root.js';
+import { AdmissionController } from '../overload/admission.js';
+import { OverloadMetrics } from '../overload/overload.metrics.js';
 
 export const USERS_PROTO_PATH = path.join(projectRoot(), 'proto', 'users.proto');
 
@@ -64,5 +66,11 @@ export function grpcOptions(app: INestApplication): CustomStrategy {
       shutdown.attachGrpcServer(server);
     },
   };
-  return { strategy: new AppGrpcServer(options, app.get(DirectGrpcMethods)) };
+  return {
+    strategy: new AppGrpcServer(options, app.get(DirectGrpcMethods), {
+      controller: app.get(AdmissionController),
+      metrics: app.get(OverloadMetrics),
+      retryAfterS: config.overload.retryAfterS,
+    }),
+  };
 }

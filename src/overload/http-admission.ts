@@ -1,0 +1,113 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { requestIdFrom } from '../common/request-id.js';
+import type { Header } from '../http/security-headers.js';
+import type { AdmissionController, AdmissionRequest } from './admission.js';
+import type { OverloadMetrics } from './overload.metrics.js';
+import { httpWorkClass, type RejectReason, type WorkClass } from './work-class.js';
+
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** The deadline a mesh proxy sends with a request: Envoy's remaining route timeout, in ms. */
+const ENVOY_TIMEOUT = 'x-envoy-expected-rq-timeout-ms';
+
+/** What a rejection answers, computed once: its body and the headers every answer carries. */
+export interface Rejection {
+  retryAfterS: number;
+  headers: readonly Header[];
+}
+
+/**
+ * Puts admission in front of the app on `server`: every request passes it before Express sees
+ * it, so a rejected one costs no routing, body read, authentication, validation or database
+ * connection, only its 503. Probes (`/health`, `/health/ready`) pass straight through.
+ */
+export function admitHttpRequests(
+  server: Server,
+  admission: AdmissionController,
+  metrics: OverloadMetrics,
+  rejection: Rejection,
+): void {
+  const app = server.listeners('request') as RequestListener[];
+  if (app.length !== 1) throw new Error(`expected one request listener, found ${app.length}`);
+  const [serve] = app;
+  const body = Buffer.from(
+    JSON.stringify({
+      error: `the service is over its capacity: retry after ${rejection.retryAfterS} s`,
+    }),
+  );
+  const headers: readonly Header[] = [
+    ...rejection.headers,
+    ['content-type', 'application/json; charset=utf-8'],
+    ['content-length', String(body.length)],
+    ['retry-after', String(rejection.retryAfterS)],
+  ];
+  const reject = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    workClass: WorkClass,
+    reason: RejectReason,
+  ) => {
+    metrics.rejected('http', workClass, reason);
+    if (response.destroyed) return;
+    response.setHeader('x-request-id', requestIdFrom(request.headers['x-request-id']));
+    for (const [name, value] of headers) response.setHeader(name, value);
+    response.statusCode = 503;
+    response.end(body);
+  };
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const url = request.url ?? '/';
+    const query = url.indexOf('?');
+    const workClass = httpWorkClass(request.method ?? 'GET', query < 0 ? url : url.slice(0, query));
+    if (workClass === undefined) return serve(request, response);
+    admission.offer(new HttpAdmission(request, response, workClass, serve, reject));
+  });
+}
+
+/** One HTTP request at admission: its class, its deadline, and how it is served or refused. */
+class HttpAdmission implements AdmissionRequest {
+  readonly deadline: number;
+  private closed = false;
+  private done?: () => void;
+
+  constructor(
+    private readonly request: IncomingMessage,
+    private readonly response: ServerResponse,
+    readonly workClass: WorkClass,
+    private readonly serve: RequestListener,
+    private readonly refuse: (
+      request: IncomingMessage,
+      response: ServerResponse,
+      workClass: WorkClass,
+      reason: RejectReason,
+    ) => void,
+  ) {
+    const timeout = request.headers[ENVOY_TIMEOUT];
+    const ms = typeof timeout === 'string' ? Number(timeout) : NaN;
+    this.deadline = Number.isFinite(ms) && ms > 0 ? performance.now() + ms : Infinity;
+    // 'close' follows the answer, or a connection that went away before it.
+    response.once('close', () => {
+      this.closed = true;
+      this.done?.();
+    });
+  }
+
+  gone(): boolean {
+    return this.closed || this.request.socket.destroyed;
+  }
+
+  admit(done: () => void): void {
+    if (this.gone()) {
+      // Its caller left while it waited: nothing is started, and the slot is free at once.
+      done();
+      this.refuse(this.request, this.response, this.workClass, 'client_gone');
+      return;
+    }
+    this.done = done;
+    this.serve(this.request, this.response);
+  }
+
+  reject(reason: RejectReason): void {
+    this.refuse(this.request, this.response, this.workClass, reason);
+  }
+}
