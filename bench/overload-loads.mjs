@@ -10,6 +10,8 @@ import { wrkLoad } from './load/wrk.mjs';
 
 export const CAPACITY_CALLERS = 50;
 const USER = { key: 'user', name: 'GET /users/:id' };
+/** The codes of a shed gRPC call (not DEADLINE_EXCEEDED: that one comes late). */
+const SHED_CODES = ['UNAVAILABLE', 'RESOURCE_EXHAUSTED'];
 const sum = (values) => values.reduce((total, n) => total + n, 0);
 
 /** GET /users/:id from 50 keep-alive callers: the capacity is its answered req/s. */
@@ -130,7 +132,7 @@ export async function grpcSpikeLoad(target, { clients, id, durationS }) {
 /** A gRPC row's goodput: 200s within 250 ms minus the calls shed (a lower bound). */
 export function grpcGoodput(row) {
   const rejected = Math.max(
-    row.grpcShed,
+    sum(SHED_CODES.map((code) => row.getUserCodes[code] ?? 0)),
     sum(
       Object.entries(row.rejected)
         .filter(([key]) => key.startsWith('grpc/'))
@@ -142,6 +144,17 @@ export function grpcGoodput(row) {
     ...row,
     goodputPerS: good / row.durationS,
     goodputNote: rejected > 0 ? ' (≥)' : '',
-    outcome: { ...row.outcome, good, shed: rejected },
+    outcome: {
+      ...row.outcome,
+      good,
+      shed: rejected,
+      // What the service answered, by code: h2load only sees HTTP 200.
+      other: [
+        ...Object.entries(row.getUserCodes)
+          .filter(([code, n]) => code !== 'OK' && n > 0)
+          .map(([code, n]) => `${code} ${n}`),
+        ...(row.outcome.other > 0 ? [`h2load errors ${row.outcome.other}`] : []),
+      ].join(', '),
+    },
   };
 }

@@ -67,23 +67,27 @@ export function outcomesTable(rows) {
       '2xx',
       'good (2xx ≤ 250 ms)',
       '503',
-      'other statuses',
+      'other statuses (gRPC: codes)',
       'timeouts',
       'connection errors',
       'rejected (metric)',
+      'service CPU',
+      'other CPU',
     ],
     rows
       .filter((row) => !row.error)
-      .map(({ name, outcome: o, rejected }) => [
+      .map(({ name, outcome: o, rejected, serviceCpuS, otherCpuPct }) => [
         name,
         int(o.sent),
         int(o.ok),
         int(o.good),
         int(o.shed),
-        int(o.other),
+        typeof o.other === 'string' ? o.other || '0' : int(o.other),
         Number.isFinite(o.timeouts) ? int(o.timeouts) : (o.timeouts ?? '–'),
         int(o.connectionErrors),
         int(sum(Object.values(rejected))),
+        `${fmt(serviceCpuS, 1)} s`,
+        `${fmt(otherCpuPct, 0)} %`,
       ]),
   );
 }
@@ -166,6 +170,13 @@ export function printReport(rows, capacity, { options, node, wall, mix }) {
     '\nWhat became of the requests (503: shed; rejected: overload_rejected_total moved):\n',
   );
   console.log(outcomesTable(rows));
+  const noisy = rows.filter((row) => row.otherCpuPct > 10).map((row) => row.name);
+  if (noisy.length > 0) {
+    console.log(
+      `\nWarning: other jobs used more than 10% of the CPU during ${noisy.join(', ')}: those ` +
+        'figures are noisy (re-run on an idle machine, or with --wait-idle 60).',
+    );
+  }
   const mixed = rows.find((row) => row.name.startsWith('mixed') && !row.error);
   if (mixed) {
     console.log(`\nMixed spike per class (${mix}; its goodput counts read, list and create):\n`);
@@ -175,7 +186,8 @@ export function printReport(rows, capacity, { options, node, wall, mix }) {
     '\nGoodput: 2xx (gRPC: OK) answered within 250 ms, per second, ÷ capacity. Admitted p99: 2xx ' +
       'of GET /users/:id (gRPC: every HTTP 200, rejections included). Closed-loop timeouts are ' +
       "estimated (hey's CSV lists answered requests only). gRPC goodput (≥): 200s within 250 ms " +
-      'minus the calls the service counted as shed (UNAVAILABLE, RESOURCE_EXHAUSTED or overload_rejected_total). Load generator CPU: user + system of wrk, ' +
-      'the open-loop generator, hey or h2load.',
+      'minus the calls the service counted as shed (UNAVAILABLE, RESOURCE_EXHAUSTED or overload_rejected_total).' +
+      ' Load generator CPU: user + system of wrk, the open-loop generator, hey or h2load. Service ' +
+      'CPU: its process during the load; other CPU: jobs this benchmark did not start, % of all cores.',
   );
 }

@@ -15,7 +15,6 @@ const PROBE_PERIOD_MS = 1000;
 const RSS_PERIOD_MS = 100;
 const RECOVERY_POLL_MS = 50;
 const RECOVERY_BOUND_MS = 10_000;
-const SHED_CODES = ['UNAVAILABLE', 'RESOURCE_EXHAUSTED'];
 
 /**
  * GET `path` on a connection of its own. Resolves with { status, ms }; status 0 when it timed
@@ -132,18 +131,18 @@ export function delta(before, after) {
 }
 
 /**
- * The counters of the service a run moves: rejections by transport/class, and GetUser calls
- * answered UNAVAILABLE or RESOURCE_EXHAUSTED (shed; not DEADLINE_EXCEEDED, which come late).
+ * The counters of the service a run moves: rejections by transport/class, and GetUser calls by
+ * gRPC status code.
  */
 export async function counters(target) {
   const samples = await scrape(target.metricsUrl);
   return {
     rejected: sumBy(samples, 'overload_rejected_total', (l) => `${l.transport}/${l.class}`),
-    grpcShed: sumBy(
+    getUserCodes: sumBy(
       samples,
       'grpc_server_handled_total',
-      () => 'GetUser',
-      (l) => l.grpc_method === 'GetUser' && SHED_CODES.includes(l.grpc_code),
+      (l) => l.grpc_code,
+      (l) => l.grpc_method === 'GetUser',
     ),
   };
 }

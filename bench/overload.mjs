@@ -9,10 +9,18 @@
 // During each run the kubelet's probes, the service's peak RSS, and afterwards its recovery are
 // watched (bench/overload-watch.mjs). Goodput is 2xx (gRPC: OK) answered within 250 ms per second.
 // Options used: --duration (default 15 s per run; --quick 3 s), --warmup, --connections (the open
-// loop's, default 8,000), --users, --skip-build, --pin, --node. Needs wrk, hey, h2load and go.
+// loop's, default 8,000), --users, --skip-build, --pin, --node, --wait-idle. Needs wrk, hey, h2load and go.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PINNED_CORES, pinProcess, reapedChildrenCpuS } from './cpu.mjs';
+import {
+  cpuPerRequest,
+  cpuSnapshot,
+  foreignCpu,
+  PINNED_CORES,
+  pinProcess,
+  reapedChildrenCpuS,
+  waitIdle,
+} from './cpu.mjs';
 import { fmt } from './format.mjs';
 import { findH2load } from './load/h2load.mjs';
 import { findHey } from './load/hey.mjs';
@@ -38,9 +46,11 @@ const TOOLS = { wrk: findWrk, hey: findHey, h2load: findH2load };
  * Runs one load (`load` resolves with the run's figures) while watching the service, then waits
  * for its recovery. Resolves with the report's row, or with a row carrying the load's error.
  */
-async function measured(target, { name, offered, durationS, recoveryId, log }, load) {
+async function measured(target, { name, offered, durationS, recoveryId, waitIdleS, log }, load) {
+  if (waitIdleS) await waitIdle(waitIdleS, log);
   const before = await counters(target);
-  const cpuBefore = reapedChildrenCpuS();
+  const cpuBefore = cpuSnapshot(target.pid);
+  const loadCpuBefore = reapedChildrenCpuS();
   const watching = watch(target);
   let figures;
   try {
@@ -50,7 +60,8 @@ async function measured(target, { name, offered, durationS, recoveryId, log }, l
     log(`${name}: ${error.message}`);
     return { name, offered, error: error.message };
   }
-  const loadCpuS = reapedChildrenCpuS() - cpuBefore;
+  const loadCpuS = reapedChildrenCpuS() - loadCpuBefore;
+  const cpuAfter = cpuSnapshot(target.pid);
   const recovery = await recoveryMs(target, recoveryId);
   const { probes, peakRssBytes } = await watching.stop();
   const after = await counters(target);
@@ -61,11 +72,13 @@ async function measured(target, { name, offered, durationS, recoveryId, log }, l
     durationS,
     ...figures,
     loadCpuS,
+    serviceCpuS: (cpuPerRequest(cpuBefore, cpuAfter, 1)?.app ?? NaN) / 1e6,
+    otherCpuPct: foreignCpu(cpuBefore, cpuAfter),
     recoveryMs: recovery,
     probes,
     peakRssBytes,
     rejected: delta(before.rejected, after.rejected),
-    grpcShed: delta(before.grpcShed, after.grpcShed).GetUser ?? 0,
+    getUserCodes: delta(before.getUserCodes, after.getUserCodes),
   };
   log(
     `${name} (${offered}): goodput ${fmt(row.goodputPerS, 0)}/s, admitted p99 ` +
@@ -93,8 +106,9 @@ export async function overloadBenchmark(options, { cleanups, log, node }) {
   const target = await startTarget('service', { url, pin: options.pin, node, cleanups, log });
   const id = Math.ceil(users / 2);
   const rows = [];
+  const settings = { durationS, waitIdleS: options.waitIdleS, log };
   const run = async (name, offered, load) =>
-    rows.push(await measured(target, { name, offered, durationS, recoveryId: id, log }, load));
+    rows.push(await measured(target, { name, offered, recoveryId: id, ...settings }, load));
 
   if (options.warmupS > 0) await capacityLoad(target, { users, durationS: options.warmupS });
   await run('capacity', `${CAPACITY_CALLERS} callers`, () =>
