@@ -81,7 +81,18 @@ func (c *config) deadline(class int) time.Duration {
 	return c.timeout
 }
 
+// request builds an arrival's request. A GET gets an empty body that is neither nil nor
+// http.NoBody: Go's transport then never resends it (it resends a GET that failed on a reused
+// connection), and it still goes out without a body.
 func (c *config) request(ctx context.Context, a arrival) (*http.Request, error) {
+	req, err := c.build(ctx, a)
+	if err == nil && req.Method == "GET" {
+		req.Body = io.NopCloser(strings.NewReader(""))
+	}
+	return req, err
+}
+
+func (c *config) build(ctx context.Context, a arrival) (*http.Request, error) {
 	switch classNames[a.class] {
 	case "list":
 		return http.NewRequestWithContext(ctx, "GET", c.base+"/users?limit=20", nil)
