@@ -1,4 +1,4 @@
-// `npm run bench -- --overload`: the service offered far more than it can serve (docs/overload.md).
+// `npm run bench -- --overload`: the service as deployed, offered far more than it can serve.
 //   1. capacity: GET /users/:id from 50 keep-alive callers (wrk), answered req/s;
 //   2. open loop: arrivals at 2× and 4× capacity whatever the answers, a 2 s deadline each, never
 //      retried, over at most --connections connections (bench/load/openloop/, Go);
@@ -9,7 +9,8 @@
 // During each run the kubelet's probes, the service's peak RSS, and afterwards its recovery are
 // watched (bench/overload-watch.mjs). Goodput is 2xx (gRPC: OK) answered within 250 ms per second.
 // Options used: --duration (default 15 s per run; --quick 3 s), --warmup, --connections (the open
-// loop's, default 8,000), --users, --skip-build, --pin, --node, --wait-idle. Needs wrk, hey, h2load and go.
+// loop's, default 8,000), --users, --skip-build, --pin, --node, --wait-idle. Needs wrk; without
+// go (golang-go), hey or h2load (nghttp2-client) the runs that use it are skipped, and it says so.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
