@@ -9,6 +9,10 @@
 //   npm run bench -- --auth           authentication on vs off, and a first-seen token's cost per algorithm
 //   npm run bench -- --feed           the change feed: creates and PATCHes with its triggers on vs off, a
 //                                     page of 500 from 1,000,000 events, commit-to-consumer lag at 500 writes/s
+//   npm run bench -- --overload       beyond capacity: open loop at 2× and 4× capacity (a Go generator,
+//                                     --connections its most connections, default 8,000), closed-loop floods of
+//                                     1,000 and 4,000 callers, a mixed spike, gRPC 4 and 8 × 1,000 streams; goodput,
+//                                     probes, peak RSS, recovery (15 s per run, --quick 3 s)
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
 //            --only health,user,list,posts,grpc,patch,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
@@ -53,6 +57,7 @@ import { scale } from './scale.mjs';
 import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { authBenchmark } from './auth.mjs';
 import { feedBenchmark } from './feed.mjs';
+import { overloadBenchmark } from './overload.mjs';
 import { build, comparedBuild, migrate, RESULTS, startTarget } from './targets.mjs';
 import { tracingSink, tracingTable } from './tracing.mjs';
 
@@ -251,7 +256,9 @@ try {
       ? authBenchmark(options, context)
       : options.feed
         ? feedBenchmark(options, context)
-        : benchmark());
+        : options.overload
+          ? overloadBenchmark(options, context)
+          : benchmark());
   await cleanup();
   process.exit(0);
 } catch (error) {

@@ -3,7 +3,8 @@
 // client of grpc.mjs costs about as much CPU per call as the server it measures. h2load sends a
 // gRPC call as it is on the wire (a POST to /users.Users/GetUser with `content-type:
 // application/grpc`, `te: trailers` and one length-prefixed GetUserRequest), `connections` calls
-// in flight on one HTTP/2 connection (as a grpc-js channel holds), for a fixed time.
+// in flight on one HTTP/2 connection (as a grpc-js channel holds), for a fixed time; the spikes of
+// `--overload` open several connections (`clients`).
 //
 // h2load reads no trailers, so it cannot see a call's grpc-status. Before each run the same
 // request goes once through `nghttp` (the same package), and the run is refused unless that
@@ -56,10 +57,22 @@ function checkCall(url, bodyFile) {
 
 /**
  * One h2load run of GetUser against `address` (127.0.0.1 only) for `durationMs`, `connections`
- * calls in flight. Resolves like runGrpcLoad: {count, errors, errorCodes, durationS, rps, p50Ms,
- * p90Ms, p99Ms, maxMs}, errorCodes keyed by HTTP status or `stream`.
+ * calls in flight on each of `clients` connections, each call with a `grpc-timeout` of
+ * `deadlineMs` if given. Resolves like runGrpcLoad: {count, errors, errorCodes, durationS, rps,
+ * p50Ms, p90Ms, p99Ms, maxMs}, errorCodes keyed by HTTP status or `stream`, plus `within` (the
+ * 200s answered within `goodMs`) and `started`. A run in which no call was answered throws,
+ * unless `unansweredOk` (a spike beyond capacity).
  */
-export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 10_000, id }) {
+export async function h2loadGrpcLoad({
+  address,
+  connections = 50,
+  clients = 1,
+  durationMs = 10_000,
+  id,
+  goodMs = 250,
+  deadlineMs,
+  unansweredOk = false,
+}) {
   const [host, port] = address.split(':');
   if (host !== '127.0.0.1') throw new Error(`refusing to load ${address}: not 127.0.0.1`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-h2load-'));
@@ -72,13 +85,14 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
 
     const durationS = Math.max(1, Math.round(durationMs / 1000));
     const args = [
-      '-c1',
+      `-c${clients}`,
       `-m${connections}`,
       '-t1',
       `-D${durationS}`,
       '-d',
       bodyFile,
       ...HEADERS.flatMap((h) => ['-H', h]),
+      ...(deadlineMs ? ['-H', `grpc-timeout: ${deadlineMs}m`] : []),
       '--log-file',
       logFile,
       url,
@@ -90,6 +104,7 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
 
     const samples = new Samples();
     const errorCodes = {};
+    let within = 0;
     let first = Infinity;
     let last = -Infinity;
     for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
@@ -97,6 +112,7 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
       const [startUs, status, elapsedUs] = line.split('\t').map(Number);
       if (status === 200) {
         samples.add(elapsedUs / 1000);
+        if (elapsedUs <= goodMs * 1000) within++;
         first = Math.min(first, startUs);
         last = Math.max(last, startUs + elapsedUs);
       } else {
@@ -107,7 +123,7 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
     const failedStreams = Number(/(\d+) failed, (\d+) errored/.exec(output)?.[1] ?? 0);
     const count = samples.length;
     const errors = Object.values(errorCodes).reduce((sum, n) => sum + n, 0);
-    if (count === 0 && errors === 0 && failedStreams === 0) {
+    if (count === 0 && errors === 0 && failedStreams === 0 && !unansweredOk) {
       throw new Error(`h2load logged no request:\n${output}`);
     }
     const measuredS = count > 0 ? (last - first) / 1e6 : durationS;
@@ -122,6 +138,8 @@ export async function h2loadGrpcLoad({ address, connections = 50, durationMs = 1
       p90Ms,
       p99Ms,
       maxMs,
+      within,
+      started: Number(/(\d+) started/.exec(output)?.[1] ?? NaN),
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,3 @@
+module users-service/bench/openloop
+
+go 1.19
