@@ -57,6 +57,10 @@ export function grpcOptions(app: INestApplication): CustomStrategy {
       // and load spreads over new pods after a scale-out.
       'grpc.max_connection_age_ms': 5 * 60_000,
       'grpc.max_connection_age_grace_ms': 30_000,
+      // At most 100 calls at once per connection (HTTP/2's recommended minimum): a client with
+      // more waits on its side, at no cost here, and a mesh proxy opens another connection
+      // (docs/overload.md).
+      'grpc.max_concurrent_streams': 100,
     },
     onLoadPackageDefinition: (definition: protoLoader.PackageDefinition, server: GrpcServer) => {
       health.grpcHealth.addToServer(server);

@@ -1,5 +1,6 @@
 import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import type { AdmissionController, AdmissionRequest } from './admission.js';
+import { LateRejections } from './late-rejections.js';
 import type { OverloadMetrics } from './overload.metrics.js';
 import { grpcWorkClass, type RejectReason, type WorkClass } from './work-class.js';
 
@@ -20,7 +21,8 @@ interface Refusal {
 /**
  * Wraps the methods of one gRPC service so that each call passes admission before its handler
  * (guards, deserialised request aside, nothing has run): a rejected call ends UNAVAILABLE with
- * `grpc-retry-pushback-ms`, which grpc clients with a retry policy honour. A call whose deadline
+ * `grpc-retry-pushback-ms`, which grpc clients with a retry policy honour (late to a peer that
+ * asks again at once: LateRejections). A call whose deadline
  * has passed, or that its client cancelled while it waited, is never started. Health and
  * reflection are registered on the server apart from these and never pass admission.
  */
@@ -43,6 +45,7 @@ export function admitGrpcCalls(
     details: 'deadline exceeded before the call started',
     metadata: new Metadata(),
   };
+  const late = new LateRejections(retryAfterS * 1000);
   for (const [name, value] of Object.entries(service)) {
     const method = value as Method;
     const workClass = grpcWorkClass(name);
@@ -52,8 +55,10 @@ export function admitGrpcCalls(
         metrics.rejected('grpc', workClass, reason);
         if (reason === 'client_gone') return;
         const refusal = reason === 'deadline' ? expired : overloaded;
-        if (stream) call.emit('error', refusal);
-        else callback!(refusal);
+        late.answer(call.getPeer(), () => {
+          if (stream) call.emit('error', refusal);
+          else callback!(refusal);
+        });
       };
       admission.offer(new GrpcAdmission(call, callback, workClass, method, refuse));
     };

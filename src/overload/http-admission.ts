@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { requestIdFrom } from '../common/request-id.js';
 import type { Header } from '../http/security-headers.js';
 import type { AdmissionController, AdmissionRequest } from './admission.js';
+import { LateRejections } from './late-rejections.js';
 import type { OverloadMetrics } from './overload.metrics.js';
 import { httpWorkClass, type RejectReason, type WorkClass } from './work-class.js';
 
@@ -19,7 +20,8 @@ export interface Rejection {
 /**
  * Puts admission in front of the app on `server`: every request passes it before Express sees
  * it, so a rejected one costs no routing, body read, authentication, validation or database
- * connection, only its 503. Probes (`/health`, `/health/ready`) pass straight through.
+ * connection, only its 503 (late to a connection that asks again at once: LateRejections).
+ * Probes (`/health`, `/health/ready`) pass straight through.
  */
 export function admitHttpRequests(
   server: Server,
@@ -41,6 +43,7 @@ export function admitHttpRequests(
     ['content-length', String(body.length)],
     ['retry-after', String(rejection.retryAfterS)],
   ];
+  const late = new LateRejections(rejection.retryAfterS * 1000);
   const reject = (
     request: IncomingMessage,
     response: ServerResponse,
@@ -48,11 +51,14 @@ export function admitHttpRequests(
     reason: RejectReason,
   ) => {
     metrics.rejected('http', workClass, reason);
-    if (response.destroyed) return;
-    response.setHeader('x-request-id', requestIdFrom(request.headers['x-request-id']));
-    for (const [name, value] of headers) response.setHeader(name, value);
-    response.statusCode = 503;
-    response.end(body);
+    if (reason === 'client_gone') return;
+    late.answer(request.socket, () => {
+      if (response.destroyed) return;
+      response.setHeader('x-request-id', requestIdFrom(request.headers['x-request-id']));
+      for (const [name, value] of headers) response.setHeader(name, value);
+      response.statusCode = 503;
+      response.end(body);
+    });
   };
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
