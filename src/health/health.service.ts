@@ -56,6 +56,8 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private lastDatabaseUp?: boolean;
   private checkedAt = 0;
+  /** When a pooled connection last came back to requests queued for one (Date.now()). */
+  private handedOnAt = 0;
   private checking?: Promise<boolean>;
 
   constructor(
@@ -68,6 +70,10 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
+    const pool = driverPool(this.dataSource);
+    pool?.on('release', () => {
+      if (pool.waitingCount > 0) this.handedOnAt = Date.now();
+    });
     void this.check();
     this.timer = setInterval(() => void this.check(), HEALTH_CHECK_INTERVAL_MS);
     this.timer.unref();
@@ -110,10 +116,16 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
 
   private lastCheckHolds(): boolean {
     const now = Date.now();
-    if (now - this.checkedAt >= HEALTH_CHECK_INTERVAL_MS) return false;
+    // While a check is under way (the timer's, once a second, may wait its turn for a connection
+    // on a busy pool), its predecessor answers for a second more rather than keep probes waiting.
+    const maxAge = HEALTH_CHECK_INTERVAL_MS * (this.checking ? 2 : 1);
+    if (now - this.checkedAt >= maxAge) return false;
     // Requests queued for a connection: the pool may be exhausted by stuck statements, which a
-    // check (waiting in that queue for at most its bound) tells apart from a busy moment.
-    if ((driverPool(this.dataSource)?.waitingCount ?? 0) > 0) return false;
+    // check (waiting in that queue for at most its bound) tells apart from a busy moment. A pool
+    // that handed a connection on to a queued request within the interval is busy, not stuck: the
+    // probe answers from the check, however long the queue (load alone never fails readiness).
+    const waiting = (driverPool(this.dataSource)?.waitingCount ?? 0) > 0;
+    if (waiting && now - this.handedOnAt >= HEALTH_CHECK_INTERVAL_MS) return false;
     const gate = driverGate(this.dataSource);
     if (!gate) return true;
     return gate.lostAt < this.checkedAt && !(this.lastDatabaseUp && gate.failing);
