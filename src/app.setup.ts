@@ -60,6 +60,8 @@ export function configureApp(app: INestApplication): void {
   const overloadMetrics = app.get(OverloadMetrics);
   admitHttpRequests(server, app.get(AdmissionController), overloadMetrics, {
     retryAfterS: config.overload.retryAfterS,
+    // As many as the connections the service keeps: a held answer holds one.
+    maxHeld: config.overload.maxConnections,
     headers,
   });
   overloadMetrics.readClosedConnectionsFrom(

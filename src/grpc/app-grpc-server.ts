@@ -11,6 +11,8 @@ export interface GrpcAdmission {
   controller: AdmissionController;
   metrics: OverloadMetrics;
   retryAfterS: number;
+  /** The most rejections held for peers that came straight back. */
+  maxHeld: number;
 }
 
 /** What Nest hands a transport for each method: guards, pipes and filters around the handler. */
@@ -54,9 +56,9 @@ export class AppGrpcServer extends ServerGrpc {
       if (handler) service[method] = this.directMethod(handler, service[method] as UnaryMethod);
     }
     if (this.admission) {
-      const { controller, metrics, retryAfterS } = this.admission;
+      const { controller, metrics, retryAfterS, maxHeld } = this.admission;
       const streaming = (method: string) => grpcService.prototype[method]?.responseStream === true;
-      admitGrpcCalls(service, streaming, controller, metrics, retryAfterS);
+      admitGrpcCalls(service, streaming, controller, metrics, retryAfterS, maxHeld);
     }
     return service;
   }

@@ -75,6 +75,7 @@ export function grpcOptions(app: INestApplication): CustomStrategy {
       controller: app.get(AdmissionController),
       metrics: app.get(OverloadMetrics),
       retryAfterS: config.overload.retryAfterS,
+      maxHeld: config.overload.maxConnections,
     }),
   };
 }

@@ -32,6 +32,7 @@ export function admitGrpcCalls(
   admission: AdmissionController,
   metrics: OverloadMetrics,
   retryAfterS: number,
+  maxHeld: number,
 ): void {
   const metadata = new Metadata();
   metadata.set('grpc-retry-pushback-ms', String(retryAfterS * 1000));
@@ -45,7 +46,7 @@ export function admitGrpcCalls(
     details: 'deadline exceeded before the call started',
     metadata: new Metadata(),
   };
-  const late = new LateRejections(retryAfterS * 1000);
+  const late = new LateRejections(retryAfterS * 1000, maxHeld);
   for (const [name, value] of Object.entries(service)) {
     const method = value as Method;
     const workClass = grpcWorkClass(name);

@@ -14,6 +14,8 @@ const ENVOY_TIMEOUT = 'x-envoy-expected-rq-timeout-ms';
 /** What a rejection answers, computed once: its body and the headers every answer carries. */
 export interface Rejection {
   retryAfterS: number;
+  /** The most rejections held for callers that came straight back (LateRejections). */
+  maxHeld: number;
   headers: readonly Header[];
 }
 
@@ -43,7 +45,7 @@ export function admitHttpRequests(
     ['content-length', String(body.length)],
     ['retry-after', String(rejection.retryAfterS)],
   ];
-  const late = new LateRejections(rejection.retryAfterS * 1000);
+  const late = new LateRejections(rejection.retryAfterS * 1000, rejection.maxHeld);
   const reject = (
     request: IncomingMessage,
     response: ServerResponse,

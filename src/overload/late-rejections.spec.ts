@@ -9,7 +9,7 @@ describe(LateRejections.name, () => {
   beforeEach(() => {
     jest.useFakeTimers();
     sent.length = 0;
-    late = new LateRejections(1000);
+    late = new LateRejections(1000, 2);
   });
 
   afterEach(() => {
@@ -31,6 +31,14 @@ describe(LateRejections.name, () => {
     expect(sent).toEqual(['a1']);
     jest.advanceTimersByTime(60);
     expect(sent).toEqual(['a1', 'a2']);
+  });
+
+  it('answers at once while as many answers as it may hold are held', () => {
+    for (const caller of ['a', 'b', 'c']) late.answer(caller, answer(`${caller}1`));
+    for (const caller of ['a', 'b', 'c']) late.answer(caller, answer(`${caller}2`));
+    expect(sent).toEqual(['a1', 'b1', 'c1', 'c2']);
+    jest.advanceTimersByTime(1020);
+    expect(sent).toEqual(['a1', 'b1', 'c1', 'c2', 'a2', 'b2']);
   });
 
   it('answers at once a caller that waited before asking again', () => {
