@@ -1,9 +1,15 @@
 // GET /users/changes: the events every write path adds, pages and tokens, the errors, and the
 // Changes-Token of GET /users.
+import pg from 'pg';
 import { encodeChangeToken } from '../../src/changes/change-token.js';
 import { ChangesPurge } from '../../src/changes/changes-purge.js';
 import { drainFeed, feedEvent, versions } from '../support/changes-feed.js';
-import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
+import {
+  createTestApp,
+  resetDatabase,
+  testDatabaseUrl,
+  type TestApp,
+} from '../support/test-app.js';
 
 const INVALID_TOKEN = { error: 'the change token is invalid: it was altered or not issued here' };
 
@@ -159,6 +165,30 @@ describe('GET /users/changes (e2e)', () => {
     const list = await t.http().get('/users').expect(200);
     await sql(`UPDATE users SET name = 'C2' WHERE id = 1`);
     expect(versions((await feed(list.headers['changes-token'])).events)).toEqual([[1, 2]]);
+  });
+
+  it('delivers what the reset itself and an older transaction write after a truncate', async () => {
+    const older = new pg.Client({ connectionString: testDatabaseUrl() });
+    await older.connect();
+    try {
+      // The trigger ran in this session before the reset: what it planned then sees the reset.
+      await older.query(`INSERT INTO users (name) VALUES ('A')`);
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await t.dataSource.transaction(async (manager) => {
+        await manager.query('TRUNCATE users RESTART IDENTITY CASCADE');
+        await manager.query(`INSERT INTO users (name) VALUES ('B')`);
+      });
+      // A transaction id smaller than the reset's, writing after it.
+      await older.query(`INSERT INTO users (name) VALUES ('C')`);
+      await older.query('COMMIT');
+    } finally {
+      await older.end();
+    }
+    expect(versions((await feed()).events)).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
   });
 
   it('purges up to the first event younger than the retention, never past it', async () => {
