@@ -7,6 +7,7 @@ import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/171800
 import { RuntimeRolePrivileges1718000000004 } from '../../migrations/1718000000004-RuntimeRolePrivileges.js';
 import { UserChanges1718000000005 } from '../../migrations/1718000000005-UserChanges.js';
 import { UserChangesResetFloor1718000000006 } from '../../migrations/1718000000006-UserChangesResetFloor.js';
+import { UserChangesPurgeFunction1718000000007 } from '../../migrations/1718000000007-UserChangesPurgeFunction.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
@@ -50,6 +51,7 @@ export function dataSourceOptions(
       RuntimeRolePrivileges1718000000004,
       UserChanges1718000000005,
       UserChangesResetFloor1718000000006,
+      UserChangesPurgeFunction1718000000007,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { encodeChangeToken } from '../../src/changes/change-token.js';
 import { ChangesPurge } from '../../src/changes/changes-purge.js';
+import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { drainFeed, feedEvent, versions } from '../support/changes-feed.js';
 import {
   createTestApp,
@@ -199,6 +200,45 @@ describe('GET /users/changes (e2e)', () => {
       [2, 1],
       [3, 1],
     ]);
+  });
+
+  it('purges in one place at a time: a second purger never moves the watermark past a kept event', async () => {
+    // Two batches of the purge (1,000 each) in one transaction's events; the 500th is young.
+    await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 2000) g`);
+    await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id <> 500`);
+    const waiting = async () =>
+      (
+        await sql(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0].n as number;
+    // Holding the watermark's row keeps the first purger in its batch's transaction.
+    await sql(
+      `INSERT INTO user_changes_watermark (position, id) VALUES (0, 0) ON CONFLICT DO NOTHING`,
+    );
+    const holder = new pg.Client({ connectionString: testDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT * FROM user_changes_watermark FOR UPDATE');
+      const purge = t.app.get(ChangesPurge);
+      const first = purge.purgeExpired();
+      await waitFor('the first purger to wait', async () => (await waiting()) === 1);
+      let secondEnded = false;
+      const second = purge.purgeExpired().finally(() => (secondEnded = true));
+      await waitFor('the second purger to wait too, or to give way', async () =>
+        secondEnded ? true : (await waiting()) === 2,
+      );
+      await holder.query('COMMIT');
+      await Promise.all([first, second]);
+    } finally {
+      await holder.end();
+    }
+    // Only the events before the young one went; a read from the start finds every other.
+    const { events } = await feed();
+    expect(events.length).toBe(1501);
+    expect(versions(events)[0]).toEqual([500, 1]);
   });
 
   it('gives GET /users a Changes-Token from which the feed misses nothing', async () => {
