@@ -40,6 +40,12 @@ const key = (row: { position: string; id: string }): FeedKey => ({
   id: BigInt(row.id),
 });
 
+/** The key read by ChangesRepository.snapshotKeySql (`<position>.<id>`). */
+export function parseSnapshotKey(value: string): FeedKey {
+  const [position, id] = value.split('.');
+  return key({ position, id });
+}
+
 /**
  * Every statement on `user_changes` and its watermark, on the primary. Reads return only events
  * below the horizon of their own snapshot (docs/events.md): a transaction still running, or not
@@ -54,6 +60,12 @@ export class ChangesRepository {
   private readonly pageSql: string;
   private readonly newestSql: string;
   private readonly purgeSql: string;
+  /**
+   * SQL of where the feed stands in the statement's snapshot, as `<position>.<id>`: the newest
+   * event below the horizon, or the watermark, or the start. A list reads it in its page's
+   * statement for its `Changes-Token`.
+   */
+  readonly snapshotKeySql: string;
   private readonly statsSql: string;
 
   constructor(
@@ -85,6 +97,15 @@ export class ChangesRepository {
     this.newestSql =
       `SELECT ${position}, ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON} ` +
       `ORDER BY ${position} DESC, ${id} DESC LIMIT 1`;
+    // A token names only a place the database has shown as committed. The bare horizon would
+    // name transaction ids that a promoted standby or a restored database may hand out again
+    // (the old primary's transactions that were never replicated), and an event written at such
+    // an id, below the token, would be passed over for good.
+    this.snapshotKeySql = `SELECT coalesce(
+      (SELECT ${position} || '.' || ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON}
+        ORDER BY ${position} DESC, ${id} DESC LIMIT 1),
+      (SELECT ${mark.column('position')} || '.' || ${mark.column('id')} FROM ${mark.table}),
+      '0.0')`;
     // One batch in a function that runs as the table's owner, one purger at a time (migration
     // UserChangesPurgeFunction): the runtime role may not delete events nor move the watermark.
     this.purgeSql = `SELECT "user_changes_purge"($1, $2) AS "deleted"`;

@@ -259,6 +259,39 @@ describe('GET /users/changes (e2e)', () => {
     expect(cursor.headers['changes-token']).toMatch(/^[\w-]+\.[\w-]{16}$/);
   });
 
+  it('gives GET /users a Changes-Token at the newest event it saw: an id handed out again after it is still read', async () => {
+    await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    // Transaction ids taken after Ada's event, and ended without one: the horizon passes them.
+    for (let i = 0; i < 3; i++) await sql('SELECT pg_current_xact_id()');
+    const [{ reused }] = await sql(`SELECT (max(position) + 1)::text AS reused FROM user_changes`);
+    const list = await t.http().get('/users').expect(200);
+    // A promoted standby, or a database restored to an earlier point, hands such an id out again
+    // (the old primary's transaction was never replicated); a change commits at it.
+    await sql(
+      `INSERT INTO user_changes (position, user_id, version, type, changed, at, xid)
+       VALUES ($1, 1, 2, 'updated', '{name}', now(), $1)`,
+      [reused],
+    );
+    expect(versions((await feed(list.headers['changes-token'])).events)).toEqual([[1, 2]]);
+  });
+
+  it('gives GET /users a Changes-Token after a reset that reads on while an older transaction runs', async () => {
+    const older = new pg.Client({ connectionString: testDatabaseUrl() });
+    await older.connect();
+    try {
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await sql('TRUNCATE users RESTART IDENTITY CASCADE');
+      const token = (await t.http().get('/users').expect(200)).headers['changes-token'];
+      expect((await feed(token)).events).toEqual([]);
+      await older.query(`INSERT INTO users (name) VALUES ('A')`);
+      await older.query('COMMIT');
+      expect(versions((await feed(token)).events)).toEqual([[1, 1]]);
+    } finally {
+      await older.end();
+    }
+  });
+
   it('gives an empty page of GET /users a Changes-Token too, from which the feed misses nothing', async () => {
     await t.http().post('/users').send({ name: 'Ada' }).expect(201);
     const empty = await t.http().get('/users').query({ page: 5, limit: 10 }).expect(200);
