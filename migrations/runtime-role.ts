@@ -70,6 +70,13 @@ async function sequenceOf(
   return sequence;
 }
 
+/** EXECUTE on the function `signature` (`"name"(integer)`), which runs as its owner (runAsOwner). */
+export const grantExecuteToRuntime = (queryRunner: QueryRunner, signature: string) =>
+  grant(queryRunner, `EXECUTE ON FUNCTION ${signature}`);
+
+export const revokeExecuteFromRuntime = (queryRunner: QueryRunner, signature: string) =>
+  revoke(queryRunner, `EXECUTE ON FUNCTION ${signature}`);
+
 /** USAGE on `schema` (the one the migrations run in), without which no table in it is reachable. */
 export const grantSchemaUsageToRuntime = (queryRunner: QueryRunner, schema: string) =>
   grant(queryRunner, `USAGE ON SCHEMA ${quoted(queryRunner, schema)}`);
@@ -89,15 +96,16 @@ export async function currentSchema(queryRunner: QueryRunner): Promise<string> {
  * Makes the trigger function `fn` run as its owner (the migration role), with a fixed
  * search_path, so that whoever fires the trigger (the runtime role) needs no privilege on what the
  * function writes, and cannot write it directly. A trigger function cannot be called directly
- * anyway; firing a trigger needs no EXECUTE.
+ * anyway; firing a trigger needs no EXECUTE. Any other function (`args`: its argument types)
+ * runs only for the roles granted EXECUTE (grantExecuteToRuntime).
  */
-export async function runAsOwner(queryRunner: QueryRunner, fn: string): Promise<void> {
+export async function runAsOwner(queryRunner: QueryRunner, fn: string, args = ''): Promise<void> {
   const schema = await currentSchema(queryRunner);
   // pg_temp last: no temporary table of the caller's can stand in for the function's tables.
   await queryRunner.query(
-    `ALTER FUNCTION "${fn}"() SECURITY DEFINER SET search_path = ${quoted(queryRunner, schema)}, pg_temp`,
+    `ALTER FUNCTION "${fn}"(${args}) SECURITY DEFINER SET search_path = ${quoted(queryRunner, schema)}, pg_temp`,
   );
-  await queryRunner.query(`REVOKE EXECUTE ON FUNCTION "${fn}"() FROM PUBLIC`);
+  await queryRunner.query(`REVOKE EXECUTE ON FUNCTION "${fn}"(${args}) FROM PUBLIC`);
 }
 
 /** Undoes runAsOwner. */

@@ -27,10 +27,11 @@ export function isAfter(a: FeedKey, b: FeedKey): boolean {
 }
 
 /**
- * An opaque, URL-safe token for a FeedKey, with a checksum (as list cursors have): an altered
- * token is refused, not silently read as another place in the feed. Not secret: a made-up token
- * with a valid checksum only chooses where its holder reads from, and one beyond anything the
- * server can have issued is refused by the reader (ChangesRepository.page).
+ * An opaque, URL-safe token for a FeedKey, with a checksum (as list cursors have): a token altered
+ * on its way is refused, not silently read as another place in the feed. The checksum is no
+ * signature: anyone can make a token that passes it (docs/events.md, Tokens). A made-up token only
+ * chooses where its holder reads from, and one beyond anything the server can have issued is
+ * refused by the reader (ChangesService).
  */
 export function encodeChangeToken(key: FeedKey): string {
   return encodeCursor(BINDING, [key.position.toString(), key.id.toString()]);

@@ -5,7 +5,8 @@ import { ChangesRepository } from './changes.repository.js';
 /**
  * Deletes events older than CHANGES_RETENTION_HOURS, every CHANGES_PURGE_INTERVAL_MS (0: never)
  * counted from the end of the previous run, so a long purge never overlaps the next one. Every
- * replica purges; their batches do not collide (ChangesRepository.purgeExpired).
+ * replica purges, one at a time: a batch that finds another replica's at work deletes nothing,
+ * and the run ends until the next interval (ChangesRepository.purgeExpired).
  */
 @Injectable()
 export class ChangesPurge implements OnModuleInit, OnApplicationShutdown {

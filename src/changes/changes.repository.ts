@@ -40,6 +40,12 @@ const key = (row: { position: string; id: string }): FeedKey => ({
   id: BigInt(row.id),
 });
 
+/** The key read by ChangesRepository.snapshotKeySql (`<position>.<id>`). */
+export function parseSnapshotKey(value: string): FeedKey {
+  const [position, id] = value.split('.');
+  return key({ position, id });
+}
+
 /**
  * Every statement on `user_changes` and its watermark, on the primary. Reads return only events
  * below the horizon of their own snapshot (docs/events.md): a transaction still running, or not
@@ -54,6 +60,12 @@ export class ChangesRepository {
   private readonly pageSql: string;
   private readonly newestSql: string;
   private readonly purgeSql: string;
+  /**
+   * SQL of where the feed stands in the statement's snapshot, as `<position>.<id>`: the newest
+   * event below the horizon, or the watermark, or the start. A list reads it in its page's
+   * statement for its `Changes-Token`.
+   */
+  readonly snapshotKeySql: string;
   private readonly statsSql: string;
 
   constructor(
@@ -66,7 +78,6 @@ export class ChangesRepository {
     const mark = new EntitySql(watermarks);
     const [position, id, at] = (['position', 'id', 'at'] as const).map((p) => sql.column(p));
     const order = `${position}, ${id}`;
-    const markKey = `w.${mark.column('position')}, w.${mark.column('id')}`;
     // One snapshot for the page, the watermark and the horizon: the purge deletes events and
     // moves the watermark in one transaction, so a token is judged against the events read.
     // Without a token ($1, $2 null), the read starts at the watermark.
@@ -86,30 +97,18 @@ export class ChangesRepository {
     this.newestSql =
       `SELECT ${position}, ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON} ` +
       `ORDER BY ${position} DESC, ${id} DESC LIMIT 1`;
-    // The oldest events below the horizon, in feed order, as long as they are expired: the purge
-    // stops at the first younger one, so the watermark never passes an event that is kept. Its
-    // key moves up only (several replicas purge at once: SKIP LOCKED gives each its own batch).
-    this.purgeSql = `
-      WITH batch AS (
-        SELECT ${position}, ${id}, ${at} FROM ${sql.table} WHERE ${position} < ${HORIZON}
-        ORDER BY ${order} LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED
-      ), expired AS (
-        SELECT ${position}, ${id} FROM (
-          SELECT ${position}, ${id},
-            bool_and(${at} < now() - make_interval(hours => $1)) OVER (ORDER BY ${order}) AS "leading"
-          FROM batch
-        ) b WHERE "leading"
-      ), gone AS (
-        DELETE FROM ${sql.table} c USING expired x
-        WHERE (c.${position}, c.${id}) = (x.${position}, x.${id}) RETURNING c.${position}, c.${id}
-      ), moved AS (
-        INSERT INTO ${mark.table} AS w (${mark.column('position')}, ${mark.column('id')})
-        SELECT ${position}, ${id} FROM gone ORDER BY ${position} DESC, ${id} DESC LIMIT 1
-        ON CONFLICT (${mark.column('singleRow')}) DO UPDATE
-          SET ${mark.column('position')} = excluded.${mark.column('position')}, ${mark.column('id')} = excluded.${mark.column('id')}
-          WHERE (${markKey}) < (excluded.${mark.column('position')}, excluded.${mark.column('id')})
-      )
-      SELECT count(*)::int AS "deleted" FROM gone`;
+    // A token names only a place the database has shown as committed. The bare horizon would
+    // name transaction ids that a promoted standby or a restored database may hand out again
+    // (the old primary's transactions that were never replicated), and an event written at such
+    // an id, below the token, would be passed over for good.
+    this.snapshotKeySql = `SELECT coalesce(
+      (SELECT ${position} || '.' || ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON}
+        ORDER BY ${position} DESC, ${id} DESC LIMIT 1),
+      (SELECT ${mark.column('position')} || '.' || ${mark.column('id')} FROM ${mark.table}),
+      '0.0')`;
+    // One batch in a function that runs as the table's owner, one purger at a time (migration
+    // UserChangesPurgeFunction): the runtime role may not delete events nor move the watermark.
+    this.purgeSql = `SELECT "user_changes_purge"($1, $2) AS "deleted"`;
     // pg_stat_activity shows other roles' transactions only to a role granted pg_read_all_stats
     // (docs/events.md); prepared transactions hold the horizon too, and for as long as they stay.
     this.statsSql = `
@@ -158,7 +157,10 @@ export class ChangesRepository {
   async purgeExpired(retentionHours: number): Promise<number> {
     let deleted = 0;
     for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
-      const [row] = await this.primary.query<{ deleted: number }>(this.purgeSql, [retentionHours]);
+      const [row] = await this.primary.query<{ deleted: number }>(this.purgeSql, [
+        retentionHours,
+        PURGE_BATCH,
+      ]);
       deleted += row.deleted;
       if (row.deleted < PURGE_BATCH) break;
     }

@@ -3,7 +3,7 @@ import { GoneError, InvalidArgumentError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { decodeChangeToken, encodeChangeToken, type FeedKey, isAfter } from './change-token.js';
 import { ChangesPoller } from './changes-poller.js';
-import { ChangesRepository } from './changes.repository.js';
+import { ChangesRepository, parseSnapshotKey } from './changes.repository.js';
 import type { UserChange } from './user-change.entity.js';
 
 /** A watch stream says it is alive at least this often, so idle-timeouts never cut it. */
@@ -86,12 +86,19 @@ export class ChangesService {
   }
 
   /**
-   * The token of a read whose snapshot had `horizon` (SNAPSHOT_HORIZON, read in the same
-   * statement): the read reflects every event before it, and the feed from it delivers every
-   * change after. `Changes-Token` of `GET /users`.
+   * SQL that a list reads in its page's own statement (ListScope.snapshotValue): where the feed
+   * stood in that snapshot (ChangesRepository.snapshotKeySql). listToken makes its token.
    */
-  tokenAt(horizon: bigint): string {
-    return encodeChangeToken({ position: horizon, id: 0n });
+  get listSql(): string {
+    return this.changes.snapshotKeySql;
+  }
+
+  /**
+   * `Changes-Token` of `GET /users`, from the value of listSql read with the page: the page
+   * reflects every event up to it, and the feed from it delivers every change after.
+   */
+  listToken(value: string): string {
+    return encodeChangeToken(parseSnapshotKey(value));
   }
 
   /** A page after `after`, once the token is known to be neither expired nor made up. */

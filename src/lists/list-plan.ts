@@ -2,7 +2,6 @@ import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
 import { ListCounts } from './list-counts.js';
 import type { Queryable } from '../database/queryable.js';
-import { SNAPSHOT_HORIZON } from '../database/snapshot-horizon.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -19,8 +18,8 @@ export interface ListPage<T> {
   limit?: number;
   /** The change feed's token the page reflects (`Changes-Token`), for lists that have one. */
   changesToken?: string;
-  /** With `horizon` asked (ListScope): the horizon of the page's own snapshot. */
-  snapshotHorizon?: bigint;
+  /** With `snapshotValue` asked (ListScope): its value in the page's own statement. */
+  snapshotValue?: string;
 }
 
 /** The same page with each item mapped (an entity to its response body). */
@@ -37,10 +36,10 @@ export interface ListScope {
   /** Its key in list_counts (src/lists/list-counts.ts). */
   countKey: string;
   /**
-   * Read the horizon of the page's snapshot in the page's own statement (SNAPSHOT_HORIZON): the
-   * page then holds every change of a transaction below it, with no statement of its own.
+   * SQL of one text value to read in the page's own statement, so in its snapshot and on its
+   * server, with no statement of its own: where the change feed stood when the page was read.
    */
-  horizon?: boolean;
+  snapshotValue?: string;
 }
 
 /** The parts of a list statement that depend on the request. */
@@ -76,7 +75,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
   async fetch(
     db: Queryable,
     query: ListQueryDto<F>,
-    { scope, filters = () => [], countKey, horizon = false }: ListScope,
+    { scope, filters = () => [], countKey, snapshotValue }: ListScope,
   ): Promise<ListPage<E>> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
@@ -85,9 +84,9 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     const windowSql = `FROM ${this.sql.table} ${where} ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`;
-    // The horizon is computed once per statement (an InitPlan) and sent beside each row.
+    // The value is computed once per statement (an InitPlan) and sent beside each row.
     const select = db.query<ObjectLiteral>(
-      `SELECT ${this.sql.selectList}${horizon ? `, (SELECT ${SNAPSHOT_HORIZON}) AS "snapshotHorizon"` : ''} ${windowSql}`,
+      `SELECT ${this.sql.selectList}${snapshotValue ? `, (${snapshotValue}) AS "snapshotValue"` : ''} ${windowSql}`,
       params,
     );
     // A cursor page always reports the total: it is read beside the page, so a walk waits for one
@@ -96,42 +95,41 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       query.cursor === undefined
         ? [await select, undefined]
         : await Promise.all([select, this.counts.count(db, countKey)]);
-    const { rows, snapshotHorizon } = horizon
-      ? await this.withHorizon(db, found, windowSql, params)
-      : { rows: found, snapshotHorizon: undefined };
+    const { rows, value } = snapshotValue
+      ? await this.withSnapshotValue(db, found, snapshotValue, windowSql, params)
+      : { rows: found, value: undefined };
     const page = await this.page(
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
       async () => total ?? this.counts.count(db, countKey),
     );
-    return horizon ? { ...page, snapshotHorizon } : page;
+    return snapshotValue ? { ...page, snapshotValue: value } : page;
   }
 
   /**
-   * The page's rows without their horizon column, and the horizon. An empty page has no row to
-   * carry it: the page is read again, in a statement that always has one (a horizon read apart
+   * The page's rows without their `snapshotValue` column, and the value. An empty page has no row
+   * to carry it: the page is read again, in a statement that always has one (a value read apart
    * from the page could be younger than the page, and the changes between would be lost).
    */
-  private async withHorizon(
+  private async withSnapshotValue(
     db: Queryable,
     found: ObjectLiteral[],
+    snapshotValue: string,
     windowSql: string,
     params: unknown[],
-  ): Promise<{ rows: ObjectLiteral[]; snapshotHorizon: bigint }> {
+  ): Promise<{ rows: ObjectLiteral[]; value: string }> {
     const rows =
       found.length > 0
         ? found
         : await db.query<ObjectLiteral>(
-            `SELECT h."snapshotHorizon", p.* FROM (SELECT ${SNAPSHOT_HORIZON} AS "snapshotHorizon") h ` +
+            `SELECT h."snapshotValue", p.* FROM (SELECT (${snapshotValue}) AS "snapshotValue") h ` +
               `LEFT JOIN LATERAL (SELECT ${this.sql.selectList} ${windowSql}) p ON true`,
             params,
           );
     return {
-      rows: rows
-        .filter((row) => row.id !== null)
-        .map(({ snapshotHorizon: _horizon, ...row }) => row),
-      snapshotHorizon: BigInt(rows[0].snapshotHorizon as string),
+      rows: rows.filter((row) => row.id !== null).map(({ snapshotValue: _value, ...row }) => row),
+      value: rows[0].snapshotValue as string,
     };
   }
 

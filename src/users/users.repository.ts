@@ -73,10 +73,10 @@ export class UsersRepository {
 
   /**
    * Read from a replica when DATABASE_READ_URLS is set: the page and its total may lag. The page
-   * comes with the horizon of its own snapshot (`snapshotHorizon`), read in the same statement
-   * and so on the same server: the change feed's token of what the page shows.
+   * comes with `feedSql`'s value (`snapshotValue`), read in the same statement and so on the same
+   * server: where the change feed stood when the page was read.
    */
-  async findPage(query: ListUsersQueryDto): Promise<ListPage<User>> {
+  async findPage(query: ListUsersQueryDto, feedSql: string): Promise<ListPage<User>> {
     const { role } = query;
     return this.replicas.onOneServer((db) =>
       this.list.fetch(db, query, {
@@ -84,7 +84,7 @@ export class UsersRepository {
         filters: (param) =>
           role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`],
         countKey: listCountKey.users(role),
-        horizon: true,
+        snapshotValue: feedSql,
       }),
     );
   }

@@ -34,8 +34,8 @@ export class UsersService {
 
   /** A page of users, with the change feed's token of the page's own snapshot. */
   async findAll(query: ListUsersQueryDto): Promise<ListPage<User>> {
-    const { snapshotHorizon, ...page } = await this.users.findPage(query);
-    return { ...page, changesToken: this.changes.tokenAt(snapshotHorizon!) };
+    const { snapshotValue, ...page } = await this.users.findPage(query, this.changes.listSql);
+    return { ...page, changesToken: this.changes.listToken(snapshotValue!) };
   }
 
   async findOne(id: number): Promise<User> {

@@ -1,9 +1,16 @@
 // GET /users/changes: the events every write path adds, pages and tokens, the errors, and the
 // Changes-Token of GET /users.
+import pg from 'pg';
 import { encodeChangeToken } from '../../src/changes/change-token.js';
 import { ChangesPurge } from '../../src/changes/changes-purge.js';
+import { waitFor } from '../../scripts/lib/service-process.mjs';
 import { drainFeed, feedEvent, versions } from '../support/changes-feed.js';
-import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
+import {
+  createTestApp,
+  resetDatabase,
+  testDatabaseUrl,
+  type TestApp,
+} from '../support/test-app.js';
 
 const INVALID_TOKEN = { error: 'the change token is invalid: it was altered or not issued here' };
 
@@ -161,6 +168,30 @@ describe('GET /users/changes (e2e)', () => {
     expect(versions((await feed(list.headers['changes-token'])).events)).toEqual([[1, 2]]);
   });
 
+  it('delivers what the reset itself and an older transaction write after a truncate', async () => {
+    const older = new pg.Client({ connectionString: testDatabaseUrl() });
+    await older.connect();
+    try {
+      // The trigger ran in this session before the reset: what it planned then sees the reset.
+      await older.query(`INSERT INTO users (name) VALUES ('A')`);
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await t.dataSource.transaction(async (manager) => {
+        await manager.query('TRUNCATE users RESTART IDENTITY CASCADE');
+        await manager.query(`INSERT INTO users (name) VALUES ('B')`);
+      });
+      // A transaction id smaller than the reset's, writing after it.
+      await older.query(`INSERT INTO users (name) VALUES ('C')`);
+      await older.query('COMMIT');
+    } finally {
+      await older.end();
+    }
+    expect(versions((await feed()).events)).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
+  });
+
   it('purges up to the first event younger than the retention, never past it', async () => {
     await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 3) g`);
     await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id IN (1, 3)`);
@@ -169,6 +200,45 @@ describe('GET /users/changes (e2e)', () => {
       [2, 1],
       [3, 1],
     ]);
+  });
+
+  it('purges in one place at a time: a second purger never moves the watermark past a kept event', async () => {
+    // Two batches of the purge (1,000 each) in one transaction's events; the 500th is young.
+    await sql(`INSERT INTO users (name) SELECT 'u' || g FROM generate_series(1, 2000) g`);
+    await sql(`UPDATE user_changes SET at = now() - interval '2 hours' WHERE user_id <> 500`);
+    const waiting = async () =>
+      (
+        await sql(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0].n as number;
+    // Holding the watermark's row keeps the first purger in its batch's transaction.
+    await sql(
+      `INSERT INTO user_changes_watermark (position, id) VALUES (0, 0) ON CONFLICT DO NOTHING`,
+    );
+    const holder = new pg.Client({ connectionString: testDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT * FROM user_changes_watermark FOR UPDATE');
+      const purge = t.app.get(ChangesPurge);
+      const first = purge.purgeExpired();
+      await waitFor('the first purger to wait', async () => (await waiting()) === 1);
+      let secondEnded = false;
+      const second = purge.purgeExpired().finally(() => (secondEnded = true));
+      await waitFor('the second purger to wait too, or to give way', async () =>
+        secondEnded ? true : (await waiting()) === 2,
+      );
+      await holder.query('COMMIT');
+      await Promise.all([first, second]);
+    } finally {
+      await holder.end();
+    }
+    // Only the events before the young one went; a read from the start finds every other.
+    const { events } = await feed();
+    expect(events.length).toBe(1501);
+    expect(versions(events)[0]).toEqual([500, 1]);
   });
 
   it('gives GET /users a Changes-Token from which the feed misses nothing', async () => {
@@ -187,6 +257,39 @@ describe('GET /users/changes (e2e)', () => {
     // Cursor mode and a filtered list carry one too.
     const cursor = await t.http().get('/users').query({ cursor: '', role: 'admin' }).expect(200);
     expect(cursor.headers['changes-token']).toMatch(/^[\w-]+\.[\w-]{16}$/);
+  });
+
+  it('gives GET /users a Changes-Token at the newest event it saw: an id handed out again after it is still read', async () => {
+    await t.http().post('/users').send({ name: 'Ada' }).expect(201);
+    // Transaction ids taken after Ada's event, and ended without one: the horizon passes them.
+    for (let i = 0; i < 3; i++) await sql('SELECT pg_current_xact_id()');
+    const [{ reused }] = await sql(`SELECT (max(position) + 1)::text AS reused FROM user_changes`);
+    const list = await t.http().get('/users').expect(200);
+    // A promoted standby, or a database restored to an earlier point, hands such an id out again
+    // (the old primary's transaction was never replicated); a change commits at it.
+    await sql(
+      `INSERT INTO user_changes (position, user_id, version, type, changed, at, xid)
+       VALUES ($1, 1, 2, 'updated', '{name}', now(), $1)`,
+      [reused],
+    );
+    expect(versions((await feed(list.headers['changes-token'])).events)).toEqual([[1, 2]]);
+  });
+
+  it('gives GET /users a Changes-Token after a reset that reads on while an older transaction runs', async () => {
+    const older = new pg.Client({ connectionString: testDatabaseUrl() });
+    await older.connect();
+    try {
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await sql('TRUNCATE users RESTART IDENTITY CASCADE');
+      const token = (await t.http().get('/users').expect(200)).headers['changes-token'];
+      expect((await feed(token)).events).toEqual([]);
+      await older.query(`INSERT INTO users (name) VALUES ('A')`);
+      await older.query('COMMIT');
+      expect(versions((await feed(token)).events)).toEqual([[1, 1]]);
+    } finally {
+      await older.end();
+    }
   });
 
   it('gives an empty page of GET /users a Changes-Token too, from which the feed misses nothing', async () => {
