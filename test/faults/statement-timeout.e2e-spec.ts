@@ -178,8 +178,11 @@ describe('the statement timeout (databaseClient)', () => {
     await expect(connectsToScratch({ [setting]: value })).resolves.toBe(1);
   });
 
-  /** A scratch database with `settings` set for it, reached by a primary pool: SELECT 1's answer. */
-  async function connectsToScratch(settings: Record<string, string> = {}): Promise<number> {
+  /** `use` of a primary pool on a scratch database with `settings` set for it. */
+  async function withScratchPrimary<T>(
+    settings: Record<string, string>,
+    use: (primary: pg.Pool, name: string) => Promise<T>,
+  ): Promise<T> {
     const database = await scratchDatabase(`connect_check_test_${process.pid}`);
     const name = new URL(database.url).pathname.slice(1);
     for (const [setting, value] of Object.entries(settings)) {
@@ -190,22 +193,31 @@ describe('the statement timeout (databaseClient)', () => {
       Client: databaseClient(TIMEOUT_MS, { requireWritable: true }),
     });
     try {
-      return (await primary.query<{ one: number }>('SELECT 1 AS one')).rows[0].one;
+      return await use(primary, name);
     } finally {
       await primary.end();
+      // pg-pool's end() returns before its connections have closed; one still closing when the
+      // drop terminates it fails on the pool, which has no one left to listen.
+      await waitFor('the pool to close its connections', async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+          [name],
+        );
+        return rows[0].n === 0;
+      });
       await database.drop();
     }
   }
 
-  async function expectRefusedUntilReset(setting: string, value: string, named: string) {
-    const database = await scratchDatabase(`connect_check_test_${process.pid}`);
-    const name = new URL(database.url).pathname.slice(1);
-    await admin.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
-    const primary = new pg.Pool({
-      connectionString: database.url,
-      Client: databaseClient(TIMEOUT_MS, { requireWritable: true }),
-    });
-    try {
+  /** SELECT 1's answer on a scratch primary with `settings`. */
+  const connectsToScratch = (settings: Record<string, string> = {}) =>
+    withScratchPrimary(
+      settings,
+      async (primary) => (await primary.query<{ one: number }>('SELECT 1 AS one')).rows[0].one,
+    );
+
+  const expectRefusedUntilReset = (setting: string, value: string, named: string) =>
+    withScratchPrimary({ [setting]: value }, async (primary, name) => {
       await expect(primary.query('SELECT 1')).rejects.toMatchObject({
         code: 'F0000',
         message: expect.stringContaining(named),
@@ -216,9 +228,5 @@ describe('the statement timeout (databaseClient)', () => {
         const { rows } = await primary.query('SELECT 1 AS one');
         return rows[0].one === 1;
       });
-    } finally {
-      await primary.end();
-      await database.drop();
-    }
-  }
+    });
 });
