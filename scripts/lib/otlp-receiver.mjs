@@ -15,6 +15,8 @@ import { gunzipSync } from 'node:zlib';
  * @property {string} [scope]
  * @property {Record<string, unknown>} attributes
  * @property {Record<string, unknown>} resource
+ * @property {{ traceId: string; spanId: string }[]} links The spans this one links to (OTLP/JSON
+ *   only; the gRPC receiver leaves them out).
  */
 
 /**
@@ -40,8 +42,9 @@ import { gunzipSync } from 'node:zlib';
  *     resource?: { attributes?: KeyValues };
  *     scopeSpans?: {
  *       scope?: { name?: string };
- *       spans?: (Omit<ReceivedSpan, 'scope' | 'attributes' | 'resource'> & {
+ *       spans?: (Omit<ReceivedSpan, 'scope' | 'attributes' | 'resource' | 'links'> & {
  *         attributes?: KeyValues;
+ *         links?: { traceId: string; spanId: string }[];
  *       })[];
  *     }[];
  *   }[];
@@ -87,6 +90,7 @@ export function flatten(request) {
           scope: scope?.name,
           attributes: attributes(span.attributes),
           resource: resourceAttributes,
+          links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
         });
       }
     }

@@ -1,6 +1,16 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type SpanContext,
+  TraceFlags,
+  trace,
+} from '@opentelemetry/api';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { BatchedLookup } from './batched-lookup.js';
+import { BatchedLookup, callsServed } from './batched-lookup.js';
 
 interface Row {
   id: number;
@@ -72,4 +82,74 @@ describe(BatchedLookup.name, () => {
       ]);
     },
   );
+
+  it.each([
+    {
+      answer: 'whose rows have no key (keyOf throws)',
+      rows: () => Promise.resolve(table),
+      keyOf: (): number => {
+        throw new Error('a row without an id');
+      },
+    },
+    {
+      answer: 'that is no list of rows',
+      rows: () => Promise.resolve(undefined as unknown as Row[]),
+      keyOf: (row: Row) => row.id,
+    },
+  ])('fails every lookup of a statement $answer', async ({ rows, keyOf }) => {
+    const lookup = new BatchedLookup<number, Row>(rows, keyOf);
+    const outcomes = await Promise.allSettled([lookup.find(1), lookup.find(2), lookup.find(2)]);
+    expect(outcomes).toEqual([
+      { status: 'rejected', reason: expect.any(Error) },
+      { status: 'rejected', reason: expect.any(Error) },
+      { status: 'rejected', reason: expect.any(Error) },
+    ]);
+  });
+
+  describe('with tracing', () => {
+    // Registers the context manager the service runs with (AsyncLocalStorage).
+    beforeEach(() => new NodeTracerProvider().register());
+    afterEach(() => {
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    });
+
+    const spanOfCall = (): SpanContext => ({
+      traceId: randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags: TraceFlags.SAMPLED,
+    });
+
+    it("hands each statement links to the spans of the calls it serves, in the first call's context", async () => {
+      const calls = [spanOfCall(), spanOfCall(), spanOfCall(), spanOfCall()];
+      const seen: { keys: number[]; parent?: SpanContext; links?: unknown }[] = [];
+      const lookup = new BatchedLookup<number, Row>(
+        (keys) => {
+          const active = context.active();
+          seen.push({ keys, parent: trace.getSpanContext(active), links: callsServed(active) });
+          return Promise.resolve(table.filter((row) => keys.includes(row.id)));
+        },
+        (row) => row.id,
+        2,
+      );
+      const inCall = (call: SpanContext, key: number) =>
+        context.with(trace.setSpanContext(ROOT_CONTEXT, call), () => lookup.find(key));
+      await Promise.all([
+        inCall(calls[0], 1),
+        inCall(calls[1], 2),
+        inCall(calls[2], 2),
+        inCall(calls[3], 3),
+        lookup.find(4),
+      ]);
+      expect(seen).toEqual([
+        {
+          keys: [1, 2],
+          parent: calls[0],
+          links: [{ context: calls[0] }, { context: calls[1] }, { context: calls[2] }],
+        },
+        { keys: [3, 4], parent: calls[0], links: [{ context: calls[3] }] },
+      ]);
+    });
+  });
 });

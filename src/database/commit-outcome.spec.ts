@@ -25,6 +25,20 @@ describe(isSyncReplicationWaitCancelled.name, () => {
     ).toBe(true);
   });
 
+  it('recognises the warning by the routine that raised it, whatever the language of its text', () => {
+    // lc_messages = 'de_DE': the text is translated, the routine and file fields never are.
+    expect(
+      isSyncReplicationWaitCancelled({
+        severity: 'WARNUNG',
+        message: 'Warten auf synchrone Replikation wird abgebrochen wegen Benutzeraufforderung',
+        detail:
+          'Die Transaktion wurde lokal bereits committet, aber möglicherweise noch nicht zum Standby repliziert.',
+        routine: 'SyncRepWaitForLSN',
+        file: 'syncrep.c',
+      }),
+    ).toBe(true);
+  });
+
   it('ignores other notices', () => {
     expect(
       isSyncReplicationWaitCancelled({
@@ -35,6 +49,14 @@ describe(isSyncReplicationWaitCancelled.name, () => {
     expect(isSyncReplicationWaitCancelled({ severity: 'NOTICE', message: 'relation exists' })).toBe(
       false,
     );
+    expect(
+      isSyncReplicationWaitCancelled({
+        severity: 'WARNUNG',
+        message: 'es ist keine Transaktion offen',
+        routine: 'EndTransactionBlock',
+        file: 'xact.c',
+      }),
+    ).toBe(false);
   });
 });
 

@@ -26,20 +26,26 @@ export interface Notice {
   severity?: string;
   message?: string;
   detail?: string;
+  /** The server function that raised it (field R): never translated. */
+  routine?: string;
+  file?: string;
 }
 
 /**
  * PostgreSQL's warning when a backend stops waiting for the synchronous standby (a cancel
  * request, statement_timeout, or pg_terminate_backend) after its commit is already durable
  * locally: the statement still returns success, but the standby may not have the commit.
- * src/backend/replication/syncrep.c, SyncRepWaitForLSN: "canceling wait for synchronous
- * replication due to user request" and "canceling the wait for synchronous replication and
- * terminating connection due to administrator command", both with the detail "The transaction
- * has already committed locally, but might not have been replicated to the standby." The
- * messages are matched in English: the server's lc_messages must leave them untranslated.
+ * src/backend/replication/syncrep.c, SyncRepWaitForLSN raises only these two warnings: "canceling
+ * wait for synchronous replication due to user request" and "canceling the wait for synchronous
+ * replication and terminating connection due to administrator command", both with the detail
+ * "The transaction has already committed locally, but might not have been replicated to the
+ * standby." The first has no SQLSTATE of its own (01000), so it is recognised by the routine that
+ * raised it, a field lc_messages never translates, and by its English text where a server or a
+ * proxy leaves that field out.
  */
 export function isSyncReplicationWaitCancelled(notice: Notice): boolean {
   return (
+    notice.routine === 'SyncRepWaitForLSN' ||
     /wait for synchronous replication/i.test(notice.message ?? '') ||
     /committed locally, but might not have been replicated/i.test(notice.detail ?? '')
   );

@@ -244,44 +244,104 @@ export function databaseClient(
     }
 
     /**
-     * A read-only node cannot take writes; a server-side statement_timeout would cancel a
-     * commit's wait for the synchronous standby (it raises the same cancel as a cancel request).
+     * A read-only node cannot take writes; the other settings would end or weaken a commit that
+     * the service counts on (unsafeSetting).
      */
     private async refuseUnsafeSession(): Promise<void> {
       const { rows } = await (
-        this.query as (sql: string) => Promise<pg.QueryResult<SessionSettings>>
-      )(
-        `SELECT current_setting('transaction_read_only') AS read_only, ` +
-          `current_setting('statement_timeout') AS statement_timeout`,
-      );
-      const [settings] = rows;
-      if (settings?.read_only === 'on') {
+        this.query as (sql: string) => Promise<pg.QueryResult<ServerSetting>>
+      )(SESSION_SETTINGS);
+      const settings = new Map(rows.map((row) => [row.name, row]));
+      if (settings.get('transaction_read_only')?.setting === 'on') {
         await this.end().catch(() => {});
         throw Object.assign(
           new Error('the database is read-only (a standby, or a primary being demoted)'),
           { code: READ_ONLY },
         );
       }
-      if (settings && settings.statement_timeout !== '0') {
+      const unsafe = unsafeSetting(settings, timeoutMs);
+      if (unsafe) {
         await this.end().catch(() => {});
-        throw Object.assign(
-          new Error(
-            `the server sets statement_timeout = ${settings.statement_timeout} for this role or ` +
-              'database: it would cut short commits waiting for the synchronous standby and show ' +
-              'rows a failover can take back; set it to 0 (ALTER ROLE … RESET statement_timeout), ' +
-              'DB_STATEMENT_TIMEOUT_MS bounds statements instead',
-          ),
-          { code: MISCONFIGURED },
-        );
+        throw Object.assign(new Error(unsafe), { code: MISCONFIGURED });
       }
     }
   }
   return DatabaseClient;
 }
 
-interface SessionSettings {
-  read_only: string;
-  statement_timeout: string;
+interface ServerSetting {
+  name: string;
+  /** In the setting's base unit (ms for the timeouts). */
+  setting: string;
+  /** As SHOW prints it: `5s`. */
+  shown: string;
+  /** Where the value comes from: `default`, `configuration file`, `database`, `user`, … */
+  source: string;
+}
+
+// One round trip per new connection. transaction_timeout exists from PostgreSQL 17 on; an older
+// server returns no row for it.
+const SESSION_SETTINGS =
+  'SELECT name, setting, current_setting(name) AS shown, source FROM pg_settings WHERE name IN ' +
+  "('transaction_read_only', 'statement_timeout', 'transaction_timeout', " +
+  "'idle_in_transaction_session_timeout', 'synchronous_commit')";
+
+// synchronous_commit from weakest to strongest: below `on`, a commit returns before the
+// synchronous standby has flushed it.
+const SYNCHRONOUS_COMMIT = ['off', 'local', 'remote_write', 'on', 'remote_apply'];
+// The sources of a value that is the cluster's own rather than set for a role, a database or a
+// connection.
+const CLUSTER_SOURCES = new Set([
+  'default',
+  'configuration file',
+  'command line',
+  'environment variable',
+]);
+
+/**
+ * Why a primary connection with these settings must not be used, or undefined (docs/failover.md,
+ * "What the platform must not configure"):
+ * - `statement_timeout` or `transaction_timeout` cancels a commit's wait for the synchronous
+ *   standby as a cancel request does (PostgreSQL then commits locally, with only a warning);
+ * - `idle_in_transaction_session_timeout` shorter than the statement timeout (any, without one)
+ *   ends a transaction whose next statement or pipelined COMMIT is still on its way, a wait the
+ *   service allows each statement: the COMMIT then meets a closed connection, its outcome unknown;
+ * - `synchronous_commit` set for the role, the database or the connection below `on` (the
+ *   cluster's floor for a synchronous standby) acknowledges commits the standby may not have.
+ */
+function unsafeSetting(
+  settings: Map<string, ServerSetting>,
+  timeoutMs: number,
+): string | undefined {
+  const cancelsCommits = (name: string) => {
+    const value = settings.get(name);
+    if (!value || value.setting === '0') return undefined;
+    return (
+      `the server sets ${name} = ${value.shown} for this role or database: it would cut short ` +
+      'commits waiting for the synchronous standby and show rows a failover can take back; set ' +
+      `it to 0 (ALTER ROLE … RESET ${name}), DB_STATEMENT_TIMEOUT_MS bounds statements instead`
+    );
+  };
+  const idle = settings.get('idle_in_transaction_session_timeout');
+  const idleMs = Number(idle?.setting ?? 0);
+  const sync = settings.get('synchronous_commit');
+  return (
+    cancelsCommits('statement_timeout') ??
+    cancelsCommits('transaction_timeout') ??
+    (idle && idleMs > 0 && (timeoutMs === 0 || idleMs < timeoutMs)
+      ? `the server sets idle_in_transaction_session_timeout = ${idle.shown}, shorter than the ` +
+        `statement timeout (DB_STATEMENT_TIMEOUT_MS = ${timeoutMs}): it would end a transaction ` +
+        'whose COMMIT is on its way, leaving its outcome unknown; set it to 0 or above ' +
+        'DB_STATEMENT_TIMEOUT_MS'
+      : undefined) ??
+    (sync &&
+    !CLUSTER_SOURCES.has(sync.source) &&
+    SYNCHRONOUS_COMMIT.indexOf(sync.setting) < SYNCHRONOUS_COMMIT.indexOf('on')
+      ? `the server sets synchronous_commit = ${sync.setting} for this ${sync.source}, weaker ` +
+        'than the cluster: a commit would return before the synchronous standby has it, and a ' +
+        'failover could lose it; reset it (ALTER ROLE … RESET synchronous_commit)'
+      : undefined)
+  );
 }
 
 function unknownOutcome(reason: string, cause?: Error): CommitOutcomeUnknownError {

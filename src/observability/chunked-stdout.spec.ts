@@ -83,4 +83,18 @@ describe(ChunkedStdout.name, () => {
     ]);
     expect(jest.getTimerCount()).toBe(0);
   });
+
+  it('writes every line straight through once the process exits, with no timer left', () => {
+    const { writer, writes, calls } = recordingWriter();
+    const stdout = new ChunkedStdout(writer, 1024, 100);
+    stdout.write(line(1));
+    stdout.endOfProcess();
+    expect([writes, calls]).toEqual([[line(1)], ['flushSync']]);
+    stdout.write(line(2));
+    expect([writes, calls]).toEqual([
+      [line(1), line(2)],
+      ['flushSync', 'flushSync'],
+    ]);
+    expect(jest.getTimerCount()).toBe(0);
+  });
 });

@@ -1,11 +1,11 @@
-import { pino } from 'pino';
+import { StdoutThread } from './stdout-thread.js';
 
 /** About how many characters of lines are held before they are written. */
 export const CHUNK_CHARS = 32 * 1024;
 /** The longest a line is held before it is written. */
 export const HOLD_MS = 100;
 
-/** What ChunkedStdout writes to: pino.destination (sonic-boom), or a test's stand-in. */
+/** What ChunkedStdout writes to: a StdoutThread, or a test's stand-in. */
 export interface LineWriter {
   write(chunk: string): unknown;
   flush(callback?: (error?: Error) => void): void;
@@ -16,20 +16,24 @@ export interface LineWriter {
  * The service's log lines on their way to stdout, handed to the writer in chunks of about
  * CHUNK_CHARS characters, and at the latest HOLD_MS after the first line of a chunk.
  *
- * An asynchronous writer batches only the lines logged while its previous write is in flight
- * (about 10 per write at 4,000 gRPC calls/s), and each write is a hand-over to libuv's thread pool
- * and a wake-up of whatever reads the pipe. In chunks, a busy service writes once per ~130 lines;
- * joining the held lines costs less than sonic-boom's own `minLength` buffering, which measures
- * the whole buffer again for every line (bench/README.md, "gRPC against its floor").
+ * Each write is a hand-over to another thread and a wake-up of whatever reads the pipe; an
+ * asynchronous writer without chunks wrote about 10 lines at a time at 4,000 gRPC calls/s. In
+ * chunks, a busy service writes once per ~130 lines; joining the held lines costs less than
+ * sonic-boom's own `minLength` buffering, which measures the whole buffer again for every line
+ * (bench/README.md, "gRPC against its floor").
  *
- * Nothing is held past the process: what is held is written synchronously when it exits (the end
- * of a graceful shutdown, a refused boot, a fatal error), and `logger.flush()` hands it over at
- * once. A process killed with SIGKILL loses at most the lines of its last HOLD_MS.
+ * Nothing is held past the process: when it exits (the end of a graceful shutdown, a refused
+ * boot, a fatal error), what is held and what the writer has not yet written are written before
+ * the exit goes on, and a line logged after that is written at once, synchronously.
+ * `logger.flush()` hands what is held over at once. A SIGKILL loses what is held (the last
+ * HOLD_MS of lines) and what the writer has not yet written: docs/deploying.md, "Logs".
  */
 export class ChunkedStdout {
   private lines: string[] = [];
   private chars = 0;
   private holding?: NodeJS.Timeout;
+  /** Set at exit: no timer would fire any more. */
+  private writingThrough = false;
 
   constructor(
     private readonly writer: LineWriter,
@@ -41,7 +45,8 @@ export class ChunkedStdout {
   write(line: string): boolean {
     this.lines.push(line);
     this.chars += line.length;
-    if (this.chars >= this.chunkChars) this.handOver();
+    if (this.writingThrough) this.flushSync();
+    else if (this.chars >= this.chunkChars) this.handOver();
     else this.holding ??= setTimeout(() => this.handOver(), this.holdMs).unref();
     return true;
   }
@@ -58,6 +63,12 @@ export class ChunkedStdout {
     this.writer.flushSync();
   }
 
+  /** At exit: everything written now, and every later line as it comes. */
+  endOfProcess(): void {
+    this.writingThrough = true;
+    this.flushSync();
+  }
+
   private handOver(): void {
     clearTimeout(this.holding);
     this.holding = undefined;
@@ -72,14 +83,14 @@ export class ChunkedStdout {
 let processStdout: ChunkedStdout | undefined;
 
 /**
- * The process's one ChunkedStdout on file descriptor 1, written synchronously when the process
- * exits. Every root logger of the process writes through it, so lines keep the order they were
+ * The process's one ChunkedStdout on file descriptor 1, written by a thread of its own and
+ * synchronously from the moment the process exits. Every root logger of the process writes through it, so lines keep the order they were
  * logged in.
  */
 export function chunkedStdout(): ChunkedStdout {
   if (!processStdout) {
-    const stdout = new ChunkedStdout(pino.destination({ dest: 1, sync: false }));
-    process.on('exit', () => stdout.flushSync());
+    const stdout = new ChunkedStdout(new StdoutThread(1));
+    process.on('exit', () => stdout.endOfProcess());
     processStdout = stdout;
   }
   return processStdout;

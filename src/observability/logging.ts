@@ -103,9 +103,9 @@ export function createRootLogger(config: Pick<AppConfig, 'logLevel' | 'productio
       },
     });
   }
-  // Asynchronous writes of chunks of lines keep logging off the request path (ChunkedStdout): a
-  // line reaches stdout at most HOLD_MS after it was logged, and what is held is written when the
-  // process exits.
+  // Chunks of lines written by a thread of their own keep logging off the request path
+  // (ChunkedStdout): a line is handed over at most HOLD_MS after it was logged, and every line is
+  // written before the process exits.
   return pino(options, chunkedStdout());
 }
 

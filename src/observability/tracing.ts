@@ -2,6 +2,7 @@ import { context, isSpanContextValid, type Span, trace } from '@opentelemetry/ap
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { TextMapPropagator } from '@opentelemetry/api';
 import type { EnvironmentVariables, PROPAGATORS } from '../config/env.validation.js';
+import { callsServed } from '../database/batched-lookup.js';
 import { routeOf } from './route.js';
 
 /** What src/telemetry.ts decided from the OTEL_* variables. */
@@ -108,7 +109,8 @@ export async function startTracing(settings: TracingSettings): Promise<void> {
         applyCustomAttributesOnSpan: nameServerSpan,
       }),
       // Queries outside a request (pool start, the idempotency purge) start no trace of their own.
-      new pg.PgInstrumentation({ requireParentSpan: true }),
+      // A batched statement's span also links to every call it answers (BatchedLookup).
+      new pg.PgInstrumentation({ requireParentSpan: true, requestHook: linkCallsServed }),
       new grpc.GrpcInstrumentation(),
     ],
   });
@@ -168,6 +170,11 @@ function nameServerSpan(
     return;
   }
   span.updateName(`${request.method} ${route}`).setAttribute('http.route', route);
+}
+
+function linkCallsServed(span: Span): void {
+  const links = callsServed(context.active());
+  if (links) span.addLinks(links);
 }
 
 /** Flushes the spans still buffered and stops the SDK (at shutdown; a no-op when off). */

@@ -144,28 +144,89 @@ describe('the statement timeout (databaseClient)', () => {
     expect(isFailoverError(failed)).toBe(false);
   });
 
-  it('refuses a primary connection when the server would time statements out itself', async () => {
-    const database = await scratchDatabase(`statement_timeout_test_${process.pid}`);
+  // Each set for the database, as an operator would for the service's role or database.
+  const refused: [setting: string, value: string, named: string][] = [
+    ['statement_timeout', '5s', 'statement_timeout = 5s'],
+    ['idle_in_transaction_session_timeout', '100ms', 'idle_in_transaction_session_timeout = 100ms'],
+    ['synchronous_commit', 'local', 'synchronous_commit = local'],
+    ['synchronous_commit', 'off', 'synchronous_commit = off'],
+  ];
+  // PostgreSQL 17 and later only: on an older server, the check finds nothing to refuse.
+  const hasTransactionTimeout = async () =>
+    (await admin.query("SELECT current_setting('transaction_timeout', true) AS value")).rows[0]
+      .value !== null;
+
+  it.each(refused)(
+    'refuses a primary connection when the server sets %s = %s, until it is reset',
+    async (setting, value, named) => {
+      await expectRefusedUntilReset(setting, value, named);
+    },
+  );
+
+  it('refuses transaction_timeout where the server has it (PostgreSQL 17+)', async () => {
+    if (await hasTransactionTimeout()) {
+      await expectRefusedUntilReset('transaction_timeout', '5s', 'transaction_timeout = 5s');
+    } else {
+      await expect(connectsToScratch()).resolves.toBe(1);
+    }
+  });
+
+  it.each([
+    ['idle_in_transaction_session_timeout', '10s'],
+    ['synchronous_commit', 'remote_apply'],
+  ])('accepts %s = %s, which cuts no commit short', async (setting, value) => {
+    await expect(connectsToScratch({ [setting]: value })).resolves.toBe(1);
+  });
+
+  /** `use` of a primary pool on a scratch database with `settings` set for it. */
+  async function withScratchPrimary<T>(
+    settings: Record<string, string>,
+    use: (primary: pg.Pool, name: string) => Promise<T>,
+  ): Promise<T> {
+    const database = await scratchDatabase(`connect_check_test_${process.pid}`);
     const name = new URL(database.url).pathname.slice(1);
-    await admin.query(`ALTER DATABASE ${name} SET statement_timeout = '5s'`);
+    for (const [setting, value] of Object.entries(settings)) {
+      await admin.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
+    }
     const primary = new pg.Pool({
       connectionString: database.url,
       Client: databaseClient(TIMEOUT_MS, { requireWritable: true }),
     });
     try {
+      return await use(primary, name);
+    } finally {
+      await primary.end();
+      // pg-pool's end() returns before its connections have closed; one still closing when the
+      // drop terminates it fails on the pool, which has no one left to listen.
+      await waitFor('the pool to close its connections', async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+          [name],
+        );
+        return rows[0].n === 0;
+      });
+      await database.drop();
+    }
+  }
+
+  /** SELECT 1's answer on a scratch primary with `settings`. */
+  const connectsToScratch = (settings: Record<string, string> = {}) =>
+    withScratchPrimary(
+      settings,
+      async (primary) => (await primary.query<{ one: number }>('SELECT 1 AS one')).rows[0].one,
+    );
+
+  const expectRefusedUntilReset = (setting: string, value: string, named: string) =>
+    withScratchPrimary({ [setting]: value }, async (primary, name) => {
       await expect(primary.query('SELECT 1')).rejects.toMatchObject({
         code: 'F0000',
-        message: expect.stringContaining('statement_timeout = 5s'),
+        message: expect.stringContaining(named),
       });
-      await admin.query(`ALTER DATABASE ${name} RESET statement_timeout`);
+      await admin.query(`ALTER DATABASE ${name} RESET ${setting}`);
       // The gate backs off after a failed attempt; the next one succeeds.
       await waitFor('a connection once the setting is gone', async () => {
         const { rows } = await primary.query('SELECT 1 AS one');
         return rows[0].one === 1;
       });
-    } finally {
-      await primary.end();
-      await database.drop();
-    }
-  });
+    });
 });

@@ -6,6 +6,8 @@
 // stay invisible until the standby requirement is met again.
 import pg from 'pg';
 import { waitFor } from '../../scripts/lib/service-process.mjs';
+import { CommitOutcomeUnknownError, type Notice } from '../../src/database/commit-outcome.js';
+import { databaseClient } from '../../src/database/database-client.js';
 import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
 import { startSyncPair, type SyncPair } from '../support/sync-standby.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -143,5 +145,36 @@ describe('synchronous replication: no create is acknowledged before the standby 
       .set('Idempotency-Key', 'sync-after')
       .send({ name: 'Fay', email: 'fay@example.com' })
       .expect(201);
+  });
+  // Last: it leaves a cut-short wait in the primary's log, which the tests above check is empty.
+  it('answers a commit whose wait an operator cut short as unknown, knowing the warning by its routine', async () => {
+    await requireStandby('absent_standby');
+    const client = new (databaseClient(0))({ connectionString: pair.primary.url });
+    await client.connect();
+    const notices: Notice[] = [];
+    client.on('notice', (notice: Notice) => notices.push(notice));
+    try {
+      const { pid } = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0] as {
+        pid: number;
+      };
+      const insert = client
+        .query("INSERT INTO users (name, email) VALUES ('Gus', 'gus@example.com')")
+        .catch((error: unknown) => error);
+      await waitFor('the insert waiting for the standby', async () => {
+        const { rowCount } = await pair.admin.query(
+          "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'",
+          [pid],
+        );
+        return rowCount === 1;
+      });
+      await pair.admin.query('SELECT pg_cancel_backend($1)', [pid]);
+      expect(await insert).toBeInstanceOf(CommitOutcomeUnknownError);
+      // The field the warning is recognised by in any lc_messages.
+      expect(notices).toContainEqual(
+        expect.objectContaining({ routine: 'SyncRepWaitForLSN', file: 'syncrep.c' }),
+      );
+    } finally {
+      await client.end();
+    }
   });
 });

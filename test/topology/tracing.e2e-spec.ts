@@ -171,6 +171,47 @@ describe('distributed tracing (e2e)', () => {
       expect(line).toMatchObject({ trace_id: parent.traceId, span_id: server.spanId });
     });
 
+    it("links a batched GetUser statement's span to every call it served", async () => {
+      const parents = Array.from({ length: 20 }, caller);
+      const client = usersClient(service.grpcAddress);
+      try {
+        // Sent together on one connection: they arrive in one turn and share statements.
+        const results = await Promise.all(
+          parents.map((parent) => {
+            const metadata = new grpc.Metadata();
+            metadata.set('traceparent', parent.traceparent);
+            return getUser(client, userId, { metadata });
+          }),
+        );
+        expect(results.every((result) => result.code === grpc.status.OK)).toBe(true);
+      } finally {
+        client.close();
+      }
+      const servers = await Promise.all(
+        parents.map((parent) => serverSpan(parent.traceId, 'users.Users/GetUser')),
+      );
+      // Each call's trace shows the statement it waited on: the statement links to the call's
+      // span, and is below it (the call that opened the batch) or in another call's trace.
+      const statementOf = (server: ReceivedSpan, spans: ReceivedSpan[]) =>
+        spans.find(
+          (span) =>
+            isPg(span) &&
+            span.links.some((link) => link.spanId === server.spanId) &&
+            (span.traceId !== server.traceId || descendants(spans, server).includes(span)),
+        );
+      const statements = await receiver.waitFor('a linked statement for every call', (spans) => {
+        const found = servers.map((server) => statementOf(server, spans));
+        return found.every(Boolean) && found;
+      });
+      for (const [i, statement] of statements.entries()) {
+        expect(statement!.name).toMatch(/^pg\.query:SELECT/);
+        expect(statement!.links).toContainEqual({
+          traceId: servers[i].traceId,
+          spanId: servers[i].spanId,
+        });
+      }
+    });
+
     it('logs at boot that tracing is on', () => {
       expect(service.output()).toContain(
         `tracing on, OTLP http/json to ${receiver.endpoint}/v1/traces`,
