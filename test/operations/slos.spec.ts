@@ -164,6 +164,18 @@ describe('SLOs (monitoring/slos.yaml)', () => {
     }
   });
 
+  it('partitions every SLI by namespace: one release’s errors are not another’s budget', () => {
+    for (const { name, sli } of spec.slos) {
+      for (const [key, query] of Object.entries(sli.events)) {
+        const sums = [...query.matchAll(/\bsum\b\s*(by \(([^)]*)\))?/g)];
+        expect([name, key, sums.length > 0]).toEqual([name, key, true]);
+        for (const [, , by] of sums) expect([name, key, by]).toEqual([name, key, 'namespace']);
+        // A bare vector(0) has no namespace: it would match no total and leave the ratio empty.
+        expect([name, key, query.includes('vector(')]).toEqual([name, key, false]);
+      }
+    }
+  });
+
   it('sets latency thresholds on bucket boundaries of the duration histograms', () => {
     for (const name of ['rest-reads-latency', 'rest-writes-latency', 'grpc-getuser-latency']) {
       const le = [...queries(name).matchAll(/le="([^"]+)"/g)].map(([, bound]) => Number(bound));
