@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { formatAs } from './format.mjs';
+import { blobBase, readOwnership } from './ownership.mjs';
 import { durationMs, formatDuration, sloRuleGroups } from './slo-rules.mjs';
 
 /** @import { Rule, RuleGroup, SlothSpec } from './slo-rules.mjs' */
@@ -18,11 +19,10 @@ export const ALERTS_FILE = path.join(ROOT, 'monitoring', 'alerts.yaml');
 export const PROMETHEUS_RULE = path.join(ROOT, 'k8s', 'overlays', 'prod', 'prometheusrule.yaml');
 
 /**
- * Where every runbook_url points: the runbook's path in this repository on its main branch, on
- * the host the repository lives on. `example-org/users-service` is a placeholder: replace it with
- * the repository's own path here and run `npm run monitoring:rules` (docs/monitoring.md).
+ * Where every runbook_url points: the repository of ownership.yaml on its main branch, followed
+ * by the runbook's path.
  */
-export const RUNBOOK_BASE_URL = 'https://github.com/example-org/users-service/blob/main/';
+export const RUNBOOK_BASE_URL = blobBase(readOwnership());
 
 /**
  * The always-firing alert of monitoring/alerts.yaml: Alertmanager sends it to a dead man's switch,
@@ -49,11 +49,12 @@ async function readYaml(file) {
 }
 
 /**
- * An alert with its runbook_url; a recording rule as it is.
+ * An alert with its runbook_url under `base`; a recording rule as it is.
  * @param {Rule} rule
+ * @param {string} base
  * @returns {Rule}
  */
-function withRunbook(rule) {
+function withRunbook(rule, base) {
   if (!rule.alert) return rule;
   if (rule.annotations?.runbook_url) {
     throw new Error(`${rule.alert}: runbook_url is set by the generator, not in the source`);
@@ -62,7 +63,7 @@ function withRunbook(rule) {
     ...rule,
     annotations: {
       ...rule.annotations,
-      runbook_url: `${RUNBOOK_BASE_URL}${runbookPath(rule.alert)}`,
+      runbook_url: `${base}${runbookPath(rule.alert)}`,
     },
   };
 }
@@ -108,15 +109,16 @@ export function scaleGroups(groups, scale) {
 
 /**
  * Every rule group of the service: the SLOs' (three per SLO), then the other alerts'.
- * @param {{ timeScale?: number }} [options] timeScale 60: an hour's window lasts a minute.
+ * @param {{ timeScale?: number; runbookBaseUrl?: string }} [options] timeScale 60: an hour's
+ *   window lasts a minute; runbookBaseUrl: another repository's (RUNBOOK_BASE_URL by default).
  * @returns {Promise<RuleGroup[]>}
  */
-export async function ruleGroups({ timeScale = 1 } = {}) {
+export async function ruleGroups({ timeScale = 1, runbookBaseUrl = RUNBOOK_BASE_URL } = {}) {
   const spec = /** @type {SlothSpec} */ (await readYaml(SLO_SPEC));
   const { groups: others } = /** @type {{ groups: RuleGroup[] }} */ (await readYaml(ALERTS_FILE));
   const groups = [...sloRuleGroups(spec), ...others].map((group) => ({
     ...group,
-    rules: group.rules.map(withRunbook),
+    rules: group.rules.map((rule) => withRunbook(rule, runbookBaseUrl)),
   }));
   return timeScale === 1 ? groups : scaleGroups(groups, timeScale);
 }
@@ -152,9 +154,10 @@ export async function renderRuleFile(options = {}) {
 
 /**
  * The PrometheusRule manifest of the prod overlay, as committed.
+ * @param {{ runbookBaseUrl?: string }} [options]
  * @returns {Promise<string>}
  */
-export async function renderPrometheusRule() {
+export async function renderPrometheusRule(options = {}) {
   const manifest = {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
@@ -162,7 +165,7 @@ export async function renderPrometheusRule() {
       name: 'users-service',
       labels: { 'app.kubernetes.io/name': 'users-service', 'app.kubernetes.io/component': 'api' },
     },
-    spec: { groups: await ruleGroups() },
+    spec: { groups: await ruleGroups(options) },
   };
   return renderYaml(manifest, HEADER, PROMETHEUS_RULE);
 }
