@@ -11,6 +11,7 @@ import {
   overlayCases,
   secret,
   secretData,
+  operatorSecretData,
   secretExampleNames,
   STRUCTURAL,
 } from '../support/k8s-manifests.js';
@@ -75,7 +76,12 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       ]);
       // The migration Job needs its database and nothing else.
       expect(Object.keys(migrationSecretData)).toEqual(['DATABASE_URL']);
-      expect(secretExampleNames).toEqual(['users-service', 'users-service-migrate']);
+      expect(secretExampleNames).toEqual([
+        'users-service',
+        'users-service-migrate',
+        'users-service-operator',
+      ]);
+      expect(Object.keys(operatorSecretData)).toEqual(['DATABASE_URL']);
       // Secrets never in the ConfigMap.
       for (const data of [secretData, migrationSecretData]) {
         expect(Object.keys(cmData).filter((name) => name in data)).toEqual([]);
@@ -96,6 +102,14 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       expect(roles).toContain(`CREATE ROLE ${runtime.username} LOGIN;`);
       expect(roles).toMatch(new RegExp(`GRANT users_service_runtime TO ${runtime.username};`));
       expect(roles).toMatch(new RegExp(`OWNER TO ${migration.username};`));
+      // People on call log in as the read-only operator role, never as the service.
+      const operator = login(operatorSecretData.DATABASE_URL);
+      expect([operator.host, operator.pathname]).toEqual([runtime.host, runtime.pathname]);
+      expect(roles).toContain(`CREATE ROLE ${operator.username} LOGIN;`);
+      expect(roles).toContain(`GRANT pg_monitor TO ${operator.username};`);
+      expect(roles).toContain(
+        `ALTER ROLE ${operator.username} SET default_transaction_read_only = on;`,
+      );
       // Replicas are read as the runtime role too.
       for (const replica of secretData.DATABASE_READ_URLS.split(',')) {
         expect(login(replica).username).toBe(runtime.username);
