@@ -57,9 +57,11 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
     ).spec.template.spec.containers[0].image;
     const images = kustomization.images ?? [];
     expect(images.map((image) => image.name)).toEqual([baseImage]);
-    const [{ newName, newTag }] = images;
+    const [{ newName, newTag, digest }] = images;
     expect(newTag).toMatch(/^[a-z0-9][a-z0-9.-]*$/);
-    expect(container.image).toBe(`${newName ?? baseImage}:${newTag}`);
+    // Production pins the image by digest (the one that was scanned); dev follows the tag.
+    if (manifests.overlay === 'prod') expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(container.image).toBe(`${newName ?? baseImage}:${newTag}${digest ? `@${digest}` : ''}`);
     expect(jobPodSpec.containers[0].image).toBe(container.image);
   });
 

@@ -238,7 +238,7 @@ describe.each(overlayCases)('Kubernetes workloads: k8s/overlays/%s', (_name, man
     });
 
     it('is named per release, after the image tag, so no Job needs deleting by hand', () => {
-      const tag = container.image!.split(':').at(-1);
+      const tag = container.image!.split('@')[0].split(':').at(-1);
       if (manifests.renderer === 'kubectl kustomize') {
         expect(job.metadata?.name).toBe(`users-service-migrate-${tag}`);
       } else {

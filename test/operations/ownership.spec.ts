@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } f
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { PLACEHOLDER_DIGEST } from '../../scripts/lib/image-pin.mjs';
 import {
   PLACEHOLDER,
   readOwnership,
@@ -18,7 +19,7 @@ import {
   renderPrometheusRule,
   RUNBOOK_BASE_URL,
 } from '../../scripts/lib/prometheus-rules.mjs';
-import { kubectlAvailable } from '../support/k8s-render.js';
+import { kubectlAvailable, renderOverlay } from '../support/k8s-render.js';
 import { pkg, read, root } from '../support/project-files.js';
 import { describeWhenInstalled } from '../support/when-installed.js';
 
@@ -26,6 +27,9 @@ const ownership = readOwnership();
 const TEAM = `@${ownership.team}`;
 /** Ownership as a real team would set it. */
 const REAL = { team: 'acme/users-team', repository: 'https://github.com/acme/users' };
+
+/** A release's image digest. */
+const DIGEST = `sha256:${'ab'.repeat(32)}`;
 
 /** `npm run prod:check` on an overlay directory. */
 function prodCheck(overlay: string) {
@@ -199,10 +203,11 @@ describeWhenInstalled(
   kubectlAvailable ? [] : ['kubectl'],
   'install kubectl',
   () => {
-    it('npm run prod:check refuses a prod render naming the placeholder, and passes one without', async () => {
+    it('npm run prod:check refuses a prod render naming a placeholder (organisation, digest); npm run release:pin sets the image', async () => {
       const committed = prodCheck(path.join(root, 'k8s/overlays/prod'));
       const placeholder = ownership.repository.includes(PLACEHOLDER);
-      expect(committed.status).toBe(placeholder ? 1 : 0);
+      const unpinned = read('k8s/overlays/prod/kustomization.yaml').includes(PLACEHOLDER_DIGEST);
+      expect(committed.status).toBe(placeholder || unpinned ? 1 : 0);
       if (placeholder) expect(committed.output).toContain(`names the placeholder ${PLACEHOLDER}`);
       const dir = mkdtempSync(path.join(os.tmpdir(), 'users-prod-check-'));
       try {
@@ -211,6 +216,35 @@ describeWhenInstalled(
         writeFileSync(
           rule,
           await renderPrometheusRule({ runbookBaseUrl: `${REAL.repository}/blob/main/` }),
+        );
+        // Still refused: the committed digest is the placeholder until a release pins its image.
+        expect(prodCheck(path.join(dir, 'overlays/prod'))).toEqual({
+          status: 1,
+          output: expect.stringContaining(`placeholder digest ${PLACEHOLDER_DIGEST}`),
+        });
+        const pin = spawnSync(
+          process.execPath,
+          [
+            path.join(root, 'scripts/release-pin.mjs'),
+            '--tag',
+            '2.3.4',
+            '--digest',
+            DIGEST,
+            '--overlay',
+            path.join(dir, 'overlays/prod'),
+          ],
+          { encoding: 'utf8', timeout: 30_000 },
+        );
+        expect(pin.status).toBe(0);
+        const { objects } = renderOverlay(path.join(dir, 'overlays/prod'));
+        const images = objects.flatMap(
+          (object) => JSON.stringify(object).match(/"image":"[^"]+"/g) ?? [],
+        );
+        expect(new Set(images)).toEqual(
+          new Set([`"image":"registry.example.com/users-service:2.3.4@${DIGEST}"`]),
+        );
+        expect(objects.find((object) => object.kind === 'Job')?.metadata?.name).toBe(
+          'users-service-migrate-2.3.4',
         );
         expect(prodCheck(path.join(dir, 'overlays/prod'))).toEqual({
           status: 0,

@@ -122,7 +122,8 @@ function renderPlain(dir: string): K8sObject[] {
     for (const container of podContainers(objects)) {
       const [name, tag] = container.image.split(':');
       if (name !== image.name) continue;
-      container.image = `${image.newName ?? name}:${image.newTag ?? tag ?? 'latest'}`;
+      const digest = image.digest ? `@${image.digest}` : '';
+      container.image = `${image.newName ?? name}:${image.newTag ?? tag ?? 'latest'}${digest}`;
     }
   }
   return objects;
