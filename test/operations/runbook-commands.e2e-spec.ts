@@ -2,11 +2,12 @@
 // PostgreSQL set up with deploy/sql/roles.sql, logged in as the operator role: the `kubectl` they
 // call answers the operator's Secret only, so a command reading another Secret fails. The
 // operator sees other roles' sessions and changes nothing; the held-back runbook lists the
-// transaction holding the feed first.
+// transaction holding the feed first; the gRPC runbook's grep finds the service's log lines.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
 import { startThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 import { read, root } from '../support/project-files.js';
 import { describeWhenInstalled } from '../support/when-installed.js';
@@ -111,6 +112,23 @@ describeWhenInstalled(
         await app.end();
         await operator.end();
       }
+    });
+
+    it('finds INTERNAL in the gRPC log lines as the service nests them (`"grpc":{…"code":…}`)', () => {
+      const lines: string[] = [];
+      const logger = pino({}, { write: (line: string) => lines.push(line.trim()) });
+      for (const code of ['OK', 'INTERNAL', 'NOT_FOUND']) {
+        logger.child({ grpc: { method: '/users.Users/GetUser', code } }).error('GetUser answered');
+      }
+      const grep = read('docs/runbooks/UsersServiceGrpcGetUserErrorBudgetBurn.md')
+        .split('`')
+        .find((part) => part.startsWith('kubectl') && part.includes('INTERNAL'));
+      const { status, stdout } = spawnSync(
+        'bash',
+        ['--norc', '--noprofile', '-c', `kubectl() { printf '%s\\n' "$LOG"; }\n${grep}`],
+        { encoding: 'utf8', env: { PATH: process.env.PATH, NS: 'users', LOG: lines.join('\n') } },
+      );
+      expect([status, stdout.trim().split('\n')]).toEqual([0, [lines[1]]]);
     });
 
     it('lists the transaction holding the feed back first, before an older snapshot', async () => {
