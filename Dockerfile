@@ -59,8 +59,8 @@ COPY scripts/build-if-needed.mjs ./scripts/build-if-needed.mjs
 # Files stay owned by root and read-only for the service. Numeric, so Kubernetes' runAsNonRoot can
 # verify it (uid 1000 is the image's `node` user).
 USER 1000
-# HTTP and gRPC (PORT and GRPC_PORT defaults).
-EXPOSE 3000 5000
+# HTTP, gRPC and metrics (PORT, GRPC_PORT and METRICS_PORT defaults).
+EXPOSE 3000 5000 9464
 # Liveness only: /health never waits on the database. Node has a global fetch (no curl here).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -11,11 +11,15 @@
 --                                   ownership. The one role name the code knows.
 --   users_service_app      LOGIN    the service itself (the Deployment's DATABASE_URL, and its
 --                                   replicas'), a member of users_service_runtime, owning nothing.
+--   users_service_operator LOGIN    people on call running the runbooks' psql commands
+--                                   (docs/monitoring.md): pg_monitor's statistics and settings,
+--                                   read-only, no table of the service. Never the service's identity.
 --
 -- The login names are yours to choose: rename them here and in the Secrets. No password is set
 -- here, so none is kept in a file; set them in psql, which sends only a hash:
 --   \password users_service_migrate
 --   \password users_service_app
+--   \password users_service_operator
 
 DO $$
 BEGIN
@@ -27,6 +31,9 @@ BEGIN
   END IF;
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'users_service_app') THEN
     CREATE ROLE users_service_app LOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'users_service_operator') THEN
+    CREATE ROLE users_service_operator LOGIN;
   END IF;
 END $$;
 
@@ -41,10 +48,17 @@ ALTER ROLE users_service_app SET client_connection_check_interval = '1s';
 ALTER ROLE users_service_app RESET statement_timeout;
 ALTER ROLE users_service_migrate RESET statement_timeout;
 
--- Optional: the change feed's metric of a transaction holding the feed back
--- (user_changes_blocking_transaction_age_seconds) sees other roles' transactions only with this;
--- it also lets the service read other sessions' statistics (docs/events.md).
--- GRANT pg_read_all_stats TO users_service_app;
+-- The change feed's metric of a transaction holding the feed back
+-- (user_changes_blocking_transaction_age_seconds, and its alert) sees the transactions of other
+-- roles (the migration Job, an operator's psql, a report) only with this: pg_stat_activity hides
+-- their xact_start otherwise. It reads statistics, no data (docs/events.md).
+GRANT pg_read_all_stats TO users_service_app;
+
+-- The operator sees what the runbooks ask (every session, replication lag, settings) and
+-- changes nothing: read-only transactions, a statement timeout, and no privilege on the tables.
+GRANT pg_monitor TO users_service_operator;
+ALTER ROLE users_service_operator SET default_transaction_read_only = on;
+ALTER ROLE users_service_operator SET statement_timeout = '30s';
 
 -- The migration role owns the schema, so the tables, functions and triggers its migrations
 -- create are its own, and it alone grants on them. Nobody else creates objects in it (before
@@ -52,13 +66,13 @@ ALTER ROLE users_service_migrate RESET statement_timeout;
 ALTER SCHEMA public OWNER TO users_service_migrate;
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 
--- Both may connect; no role of this database makes temporary tables (the service needs none,
+-- The three may connect; no role of this database makes temporary tables (the service needs none,
 -- and a temporary table could shadow a real one for a function without a fixed search_path).
 DO $$
 BEGIN
   EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
-  EXECUTE format('GRANT CONNECT ON DATABASE %I TO users_service_migrate, users_service_runtime',
-    current_database());
+  EXECUTE format('GRANT CONNECT ON DATABASE %I TO users_service_migrate, users_service_runtime, '
+    'users_service_operator', current_database());
 END $$;
 
 -- Default privileges of what the migration role creates. Functions: PostgreSQL lets every role

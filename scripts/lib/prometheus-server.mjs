@@ -34,12 +34,13 @@ export function prometheusPath() {
 
 /**
  * Starts Prometheus scraping `targets` (host:port, path /metrics) as job `job`, with the rule
- * file `rules` (its text), scrape and evaluation every `intervalS` seconds. `stop()` stops it by
- * its PID and removes its directory.
- * @param {{ job: string; targets: string[]; rules: string; intervalS?: number }} options
+ * file `rules` (its text), scrape and evaluation every `intervalS` seconds, keeping its data for
+ * `retention` (Prometheus's default, 15d, without). `stop()` stops it by its PID and removes its
+ * directory.
+ * @param {{ job: string; targets: string[]; rules: string; intervalS?: number; retention?: string }} options
  * @returns {Promise<PrometheusServer>}
  */
-export async function startPrometheus({ job, targets, rules, intervalS = 1 }) {
+export async function startPrometheus({ job, targets, rules, intervalS = 1, retention }) {
   const binary = prometheusPath();
   if (!binary) throw new Error('prometheus is not installed (Debian: apt-get install prometheus)');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'users-prometheus-'));
@@ -64,6 +65,7 @@ export async function startPrometheus({ job, targets, rules, intervalS = 1 }) {
       `--storage.tsdb.path=${path.join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
+      ...(retention ? [`--storage.tsdb.retention.time=${retention}`] : []),
     ],
     { name: 'prometheus', port, cleanup: remove, asUser: false },
   );

@@ -211,6 +211,30 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     expect(await t.app.get(ChangesPurge).purgeExpired()).toBe(feed.body.events.length);
   });
 
+  it('the feed metric sees a transaction another role holds open (the migration Job, an operator)', async () => {
+    const blockingAge = async () =>
+      Number(
+        /^user_changes_blocking_transaction_age_seconds (\S+)$/m.exec(
+          await (await fetch(t.metricsUrl)).text(),
+        )?.[1],
+      );
+    const other = new pg.Client({ connectionString: urlOf(MIGRATE) });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      await waitFor(
+        'the other role’s transaction in the metric',
+        async () => (await blockingAge()) > 0.2,
+        10_000,
+      );
+      await other.query('COMMIT');
+      expect(await blockingAge()).toBe(0);
+    } finally {
+      await other.end();
+    }
+  });
+
   it('the runtime role can neither change the schema nor forge a total or the feed: 42501 each time', async () => {
     const refused: Record<string, string | undefined> = {};
     for (const table of Object.keys(EXPECTED_PRIVILEGES)) {

@@ -17,6 +17,7 @@ import { overlays, prod } from '../support/k8s-manifests.js';
 import {
   defaultGrpcPort,
   defaultPort,
+  envDefaults,
   healthRoute,
   nestCli,
   pkg,
@@ -159,11 +160,13 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('exposes the HTTP and gRPC ports', () => {
+  it('exposes the HTTP, gRPC and metrics ports', () => {
     const exposed = all(runtime, 'EXPOSE')
       .flatMap((args) => args.split(/\s+/))
       .map((port) => Number(port.replace(/\/tcp$/, '')));
-    expect(exposed.sort()).toEqual([defaultPort, defaultGrpcPort].sort());
+    expect(exposed.sort()).toEqual(
+      [defaultPort, defaultGrpcPort, Number(envDefaults.METRICS_PORT)].sort(),
+    );
   });
 
   it('health-checks the liveness route with node (no curl in the slim image)', () => {

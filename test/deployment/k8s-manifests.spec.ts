@@ -11,6 +11,7 @@ import {
   overlayCases,
   secret,
   secretData,
+  operatorSecretData,
   secretExampleNames,
   STRUCTURAL,
 } from '../support/k8s-manifests.js';
@@ -56,9 +57,11 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
     ).spec.template.spec.containers[0].image;
     const images = kustomization.images ?? [];
     expect(images.map((image) => image.name)).toEqual([baseImage]);
-    const [{ newName, newTag }] = images;
+    const [{ newName, newTag, digest }] = images;
     expect(newTag).toMatch(/^[a-z0-9][a-z0-9.-]*$/);
-    expect(container.image).toBe(`${newName ?? baseImage}:${newTag}`);
+    // Production pins the image by digest (the one that was scanned); dev follows the tag.
+    if (manifests.overlay === 'prod') expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(container.image).toBe(`${newName ?? baseImage}:${newTag}${digest ? `@${digest}` : ''}`);
     expect(jobPodSpec.containers[0].image).toBe(container.image);
   });
 
@@ -75,7 +78,12 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       ]);
       // The migration Job needs its database and nothing else.
       expect(Object.keys(migrationSecretData)).toEqual(['DATABASE_URL']);
-      expect(secretExampleNames).toEqual(['users-service', 'users-service-migrate']);
+      expect(secretExampleNames).toEqual([
+        'users-service',
+        'users-service-migrate',
+        'users-service-operator',
+      ]);
+      expect(Object.keys(operatorSecretData)).toEqual(['DATABASE_URL']);
       // Secrets never in the ConfigMap.
       for (const data of [secretData, migrationSecretData]) {
         expect(Object.keys(cmData).filter((name) => name in data)).toEqual([]);
@@ -96,6 +104,14 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       expect(roles).toContain(`CREATE ROLE ${runtime.username} LOGIN;`);
       expect(roles).toMatch(new RegExp(`GRANT users_service_runtime TO ${runtime.username};`));
       expect(roles).toMatch(new RegExp(`OWNER TO ${migration.username};`));
+      // People on call log in as the read-only operator role, never as the service.
+      const operator = login(operatorSecretData.DATABASE_URL);
+      expect([operator.host, operator.pathname]).toEqual([runtime.host, runtime.pathname]);
+      expect(roles).toContain(`CREATE ROLE ${operator.username} LOGIN;`);
+      expect(roles).toContain(`GRANT pg_monitor TO ${operator.username};`);
+      expect(roles).toContain(
+        `ALTER ROLE ${operator.username} SET default_transaction_read_only = on;`,
+      );
       // Replicas are read as the runtime role too.
       for (const replica of secretData.DATABASE_READ_URLS.split(',')) {
         expect(login(replica).username).toBe(runtime.username);

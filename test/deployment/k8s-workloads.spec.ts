@@ -238,13 +238,14 @@ describe.each(overlayCases)('Kubernetes workloads: k8s/overlays/%s', (_name, man
     });
 
     it('is named per release, after the image tag, so no Job needs deleting by hand', () => {
-      const tag = container.image!.split(':').at(-1);
+      const tag = container.image!.split('@')[0].split(':').at(-1);
       if (manifests.renderer === 'kubectl kustomize') {
         expect(job.metadata?.name).toBe(`users-service-migrate-${tag}`);
       } else {
         // Replacements are kustomize's to apply; the plain files only show they are declared.
         expect(job.metadata?.name).toBe('users-service-migrate');
-        expect(kustomization.replacements).toHaveLength(1);
+        // Prod first takes the digest off the image (`name:tag@digest`), then reads the tag.
+        expect(kustomization.replacements).toHaveLength(manifests.overlay === 'prod' ? 2 : 1);
       }
     });
   });

@@ -73,4 +73,15 @@ describe('Grafana dashboard (monitoring/grafana-dashboard.json)', () => {
     }
     expect(new Set(board.panels.map((panel) => panel.id)).size).toBe(board.panels.length);
   });
+
+  it('filters every per-instance or per-namespace query by the namespace variable', () => {
+    const exprs = board.panels.flatMap((panel) => panel.targets ?? []).map(({ expr }) => expr);
+    // The SLO panels read recording rules, which carry the namespace of the series they sum.
+    expect(exprs.filter((expr) => expr.startsWith('slo:')).length).toBeGreaterThanOrEqual(3);
+    for (const expr of exprs) {
+      // An objective's budget is one constant for every namespace.
+      if (expr.startsWith('slo:error_budget:ratio')) continue;
+      expect([expr, expr.includes('namespace=~"$namespace"')]).toEqual([expr, true]);
+    }
+  });
 });

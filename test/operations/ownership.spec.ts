@@ -1,13 +1,45 @@
 // Who owns the service and how it is kept current: CODEOWNERS, the Backstage catalog entities,
-// Renovate's settings and the security policy parse, agree on the owner, and point at files and
-// packages that exist.
-import { existsSync, readdirSync } from 'node:fs';
+// Renovate's settings and the security policy parse, agree on the owner (set once, in
+// ownership.yaml), and point at files and packages that exist; the prod render is refused while
+// it names the placeholder organisation.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { RUNBOOK_BASE_URL } from '../../scripts/lib/prometheus-rules.mjs';
+import { PLACEHOLDER_DIGEST } from '../../scripts/lib/image-pin.mjs';
+import {
+  PLACEHOLDER,
+  readOwnership,
+  renderCatalog,
+  renderCodeowners,
+} from '../../scripts/lib/ownership.mjs';
+import {
+  PROMETHEUS_RULE,
+  renderPrometheusRule,
+  RUNBOOK_BASE_URL,
+} from '../../scripts/lib/prometheus-rules.mjs';
+import { kubectlAvailable, renderOverlay } from '../support/k8s-render.js';
 import { pkg, read, root } from '../support/project-files.js';
+import { describeWhenInstalled } from '../support/when-installed.js';
 
-const TEAM = '@example-org/users-service-owners';
+const ownership = readOwnership();
+const TEAM = `@${ownership.team}`;
+/** Ownership as a real team would set it. */
+const REAL = { team: 'acme/users-team', repository: 'https://github.com/acme/users' };
+
+/** A release's image digest. */
+const DIGEST = `sha256:${'ab'.repeat(32)}`;
+
+/** `npm run prod:check` on an overlay directory. */
+function prodCheck(overlay: string) {
+  const { status, stdout, stderr } = spawnSync(
+    process.execPath,
+    [path.join(root, 'scripts/prod-check.mjs'), overlay],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  return { status, output: `${stdout}${stderr}` };
+}
 
 interface Entity {
   apiVersion: string;
@@ -40,8 +72,27 @@ describe('ownership files', () => {
       if (pattern !== '*')
         expect([pattern, existsSync(path.join(root, pattern))]).toEqual([pattern, true]);
     }
-    // The placeholder is documented as one.
-    expect(read('CODEOWNERS')).toMatch(/placeholder/);
+    // Where the team is set.
+    expect(read('CODEOWNERS')).toContain('ownership.yaml');
+  });
+
+  it('ownership.yaml sets the team and the repository once: CODEOWNERS, the catalog and every runbook_url are written from it', async () => {
+    expect(read('CODEOWNERS')).toBe(renderCodeowners(read('CODEOWNERS'), ownership));
+    expect(read('catalog-info.yaml')).toBe(
+      await renderCatalog(read('catalog-info.yaml'), ownership),
+    );
+    expect(RUNBOOK_BASE_URL).toBe(`${ownership.repository}/blob/main/`);
+    // Another owner changes every place, and leaves none behind.
+    const codeowners = renderCodeowners(read('CODEOWNERS'), REAL);
+    const catalog = await renderCatalog(read('catalog-info.yaml'), REAL);
+    for (const text of [codeowners, catalog]) {
+      expect(text.includes(PLACEHOLDER)).toBe(false);
+      expect(text).toContain('acme/');
+    }
+    expect(codeowners).toMatch(/^\* @acme\/users-team$/m);
+    expect(catalog).toContain('owner: group:users-team');
+    expect(catalog).toContain('github.com/project-slug: acme/users');
+    expect(() => readOwnership(path.join(root, 'package.json'))).toThrow('team must be');
   });
 
   it('catalog-info.yaml: a Component providing the OpenAPI and the proto APIs, one owner, one system', () => {
@@ -146,3 +197,70 @@ describe('ownership files', () => {
     expect(security).toContain('IDEMPOTENCY_KEY_TTL_HOURS');
   });
 });
+
+describeWhenInstalled(
+  'npm run prod:check (kubectl kustomize)',
+  kubectlAvailable ? [] : ['kubectl'],
+  'install kubectl',
+  () => {
+    it('npm run prod:check refuses a prod render naming a placeholder (organisation, digest); npm run release:pin sets the image', async () => {
+      const committed = prodCheck(path.join(root, 'k8s/overlays/prod'));
+      const placeholder = ownership.repository.includes(PLACEHOLDER);
+      const unpinned = read('k8s/overlays/prod/kustomization.yaml').includes(PLACEHOLDER_DIGEST);
+      expect(committed.status).toBe(placeholder || unpinned ? 1 : 0);
+      if (placeholder) expect(committed.output).toContain(`names the placeholder ${PLACEHOLDER}`);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'users-prod-check-'));
+      try {
+        cpSync(path.join(root, 'k8s'), dir, { recursive: true });
+        const rule = path.join(dir, path.relative(path.join(root, 'k8s'), PROMETHEUS_RULE));
+        writeFileSync(
+          rule,
+          await renderPrometheusRule({ runbookBaseUrl: `${REAL.repository}/blob/main/` }),
+        );
+        // Still refused: the committed digest is the placeholder until a release pins its image.
+        expect(prodCheck(path.join(dir, 'overlays/prod'))).toEqual({
+          status: 1,
+          output: expect.stringContaining(`placeholder digest ${PLACEHOLDER_DIGEST}`),
+        });
+        const pin = spawnSync(
+          process.execPath,
+          [
+            path.join(root, 'scripts/release-pin.mjs'),
+            '--tag',
+            '2.3.4',
+            '--digest',
+            DIGEST,
+            '--overlay',
+            path.join(dir, 'overlays/prod'),
+          ],
+          { encoding: 'utf8', timeout: 30_000 },
+        );
+        expect(pin.status).toBe(0);
+        const { objects } = renderOverlay(path.join(dir, 'overlays/prod'));
+        const images = objects.flatMap(
+          (object) => JSON.stringify(object).match(/"image":"[^"]+"/g) ?? [],
+        );
+        expect(new Set(images)).toEqual(
+          new Set([`"image":"registry.example.com/users-service:2.3.4@${DIGEST}"`]),
+        );
+        expect(objects.find((object) => object.kind === 'Job')?.metadata?.name).toBe(
+          'users-service-migrate-2.3.4',
+        );
+        expect(prodCheck(path.join(dir, 'overlays/prod'))).toEqual({
+          status: 0,
+          output: expect.stringContaining('no placeholder'),
+        });
+        // The check reads the render: one placeholder anywhere in it is refused.
+        writeFileSync(
+          rule,
+          await renderPrometheusRule({
+            runbookBaseUrl: `https://github.com/${PLACEHOLDER}/users/blob/main/`,
+          }),
+        );
+        expect(prodCheck(path.join(dir, 'overlays/prod')).status).toBe(1);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  },
+);

@@ -10,6 +10,7 @@ import {
   ruleGroups,
   RUNBOOK_BASE_URL,
   runbookPath,
+  WATCHDOG_ALERT,
 } from '../../scripts/lib/prometheus-rules.mjs';
 import { BURN_WINDOWS, durationMs, type RuleGroup } from '../../scripts/lib/slo-rules.mjs';
 import { overlays, prod } from '../support/k8s-manifests.js';
@@ -43,13 +44,33 @@ describe('Prometheus rules (k8s/overlays/prod/prometheusrule.yaml)', () => {
     }
   });
 
+  it('carries the selector label of kube-prometheus-stack, one value in the prod overlay, on the ServiceMonitor and the PrometheusRule only', () => {
+    const entries = (prod.kustomization.labels ?? []).filter((entry) => 'release' in entry.pairs);
+    expect(entries).toHaveLength(1);
+    const [{ pairs, fields, includeSelectors }] = entries;
+    expect(pairs.release).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+    // On metadata only: a selector or a pod template carrying it would change what is selected.
+    expect(includeSelectors ?? false).toBe(false);
+    expect(fields?.map(({ kind, path }) => `${kind} ${path}`).sort()).toEqual([
+      'PrometheusRule metadata/labels',
+      'ServiceMonitor metadata/labels',
+    ]);
+    const labelled = prod.objects
+      .filter((object) => object.metadata?.labels?.release === pairs.release)
+      .map((object) => object.kind)
+      .sort();
+    expect(labelled).toEqual(['PrometheusRule', 'ServiceMonitor']);
+    expect(prod.objects.filter((object) => object.metadata?.labels?.release)).toHaveLength(2);
+  });
+
   it('gives every alert a severity, a summary and a runbook_url into docs/runbooks on main', () => {
     const alerts = alertRules(groups);
     expect(alerts.length).toBeGreaterThanOrEqual(16);
     for (const { alert, labels, annotations } of alerts) {
+      // The watchdog pages nobody: it is the heartbeat a dead man's switch expects.
       expect([alert, labels?.severity]).toEqual([
         alert,
-        expect.stringMatching(/^(critical|warning)$/),
+        alert === WATCHDOG_ALERT ? 'none' : expect.stringMatching(/^(critical|warning)$/),
       ]);
       expect([alert, annotations?.summary]).toEqual([alert, expect.stringMatching(/\w/)]);
       expect(annotations?.runbook_url).toBe(`${RUNBOOK_BASE_URL}docs/runbooks/${alert}.md`);
@@ -57,6 +78,17 @@ describe('Prometheus rules (k8s/overlays/prod/prometheusrule.yaml)', () => {
     }
     // The base URL ends at the repository's main branch: the runbook's path follows.
     expect(RUNBOOK_BASE_URL).toMatch(/^https:\/\/[^/]+\/[\w.-]+\/[\w.-]+\/blob\/main\/$/);
+  });
+
+  it('has a watchdog that always fires, in a group of its own', () => {
+    const watchdogs = groups.filter((group) =>
+      group.rules.some((rule) => rule.alert === WATCHDOG_ALERT),
+    );
+    expect(
+      watchdogs.map((group) =>
+        group.rules.map(({ alert, expr, for: wait }) => ({ alert, expr, wait })),
+      ),
+    ).toEqual([[{ alert: WATCHDOG_ALERT, expr: 'vector(1)', wait: undefined }]]);
   });
 
   it('records every SLI over the alerts’ windows and the 30-day period', () => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { ruleGroups } from '../../scripts/lib/prometheus-rules.mjs';
+import { ruleGroups, WATCHDOG_ALERT } from '../../scripts/lib/prometheus-rules.mjs';
 import {
   checkAndTestRules,
   RULE_TESTS_DIR,
@@ -23,6 +23,7 @@ interface RuleTestFile {
   tests: {
     name: string;
     alert_rule_test?: {
+      eval_time: string;
       alertname: string;
       exp_alerts: { exp_labels?: Record<string, string> }[];
     }[];
@@ -74,8 +75,16 @@ describeWhenInstalled(
       for (const { alert, labels } of alerts) {
         expect([alert, fired.has(`${alert} ${labels?.severity}`)]).toEqual([alert, true]);
       }
-      // And each has a case where it must stay quiet (before its `for`, or below its bound).
-      for (const { alert } of alerts) expect([alert, quiet.has(alert)]).toEqual([alert, true]);
+      // And each has a case where it must stay quiet (before its `for`, or below its bound), but
+      // the watchdog, which fires from the first evaluation without any series.
+      for (const { alert } of alerts) {
+        expect([alert, quiet.has(alert)]).toEqual([alert, alert !== WATCHDOG_ALERT]);
+      }
+      const watchdog = cases.filter(({ alertname }) => alertname === WATCHDOG_ALERT);
+      expect(watchdog.map((c) => [c.eval_time, c.exp_alerts.length])).toEqual([
+        ['0m', 1],
+        ['1d', 1],
+      ]);
     });
   },
 );

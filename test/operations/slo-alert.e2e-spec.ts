@@ -4,12 +4,13 @@
 // otherwise the same: docs/monitoring.md), and a reading client. PostgreSQL is stopped: the page
 // alert of the REST reads' SLO goes pending, then firing, seen through Prometheus's HTTP API
 // (/api/v1/alerts), with the alert on its cause; PostgreSQL is started again and the alert
-// resolves. Prints how long each step took. Skipped, saying so, where prometheus is missing.
+// resolves. The watchdog fires from the start. Prints how long each step took. Skipped, saying
+// so, where prometheus is missing.
 import http from 'node:http';
 import { setTimeout as pause } from 'node:timers/promises';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 import { requestJson } from '../../scripts/lib/http-client.mjs';
-import { renderRuleFile } from '../../scripts/lib/prometheus-rules.mjs';
+import { renderRuleFile, WATCHDOG_ALERT } from '../../scripts/lib/prometheus-rules.mjs';
 import {
   activeAlerts,
   instantQuery,
@@ -119,6 +120,20 @@ describeWhenInstalled(
     afterAll(async () => {
       await reads?.stop();
       for (const stop of stops.reverse()) await stop();
+    }, 60_000);
+
+    it('fires the watchdog from the rules’ first evaluations, with no traffic', async () => {
+      let watchdog: ActiveAlert | undefined;
+      await waitFor(
+        `${WATCHDOG_ALERT} firing`,
+        async () =>
+          (watchdog = await pageAlert(prometheus.url, WATCHDOG_ALERT))?.state === 'firing',
+        FIRING_BOUND_MS,
+      );
+      expect(watchdog?.labels).toEqual({ alertname: WATCHDOG_ALERT, severity: 'none' });
+      expect(watchdog?.annotations.runbook_url).toMatch(
+        /docs\/runbooks\/UsersServiceWatchdog\.md$/,
+      );
     }, 60_000);
 
     it('pages while PostgreSQL is down (pending, then firing) and resolves once it is back', async () => {

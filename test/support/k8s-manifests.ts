@@ -63,8 +63,9 @@ function only<T>(objects: K8sObject[], kind: string, Model: new (data: never) =>
 }
 
 /**
- * The secret example is not rendered (it is not a resource of any kustomization). It holds two
- * Secrets: the service's (the runtime database role) and the migration Job's (the migration role).
+ * The secret example is not rendered (it is not a resource of any kustomization). It holds three
+ * Secrets: the service's (the runtime database role), the migration Job's (the migration role)
+ * and the on-call's (the operator role).
  */
 const secretExamples = parseYamlObjects(
   read('k8s/base/secret.example.yaml'),
@@ -79,7 +80,9 @@ export const secret = secretNamed('users-service');
 export const secretData = secret.stringData ?? {};
 export const migrationSecret = secretNamed('users-service-migrate');
 export const migrationSecretData = migrationSecret.stringData ?? {};
-/** Every Secret of the example, the two above and no other. */
+/** The on-call's Secret: the read-only operator role, for the runbooks' psql; no pod reads it. */
+export const operatorSecretData = secretNamed('users-service-operator').stringData ?? {};
+/** Every Secret of the example, the three above and no other. */
 export const secretExampleNames = secretExamples.map((example) => example.metadata?.name);
 
 /** An overlay as kubectl would apply it, with its objects picked out by kind. */

@@ -1,7 +1,7 @@
 // Renders a kustomize overlay of k8s/ into its objects, for the deployment specs (test/deployment/): with
 // `kubectl kustomize` when kubectl is installed (what `kubectl apply -k` sends), else from the
 // plain files, following just the kustomize features k8s/ uses (resources, configMapGenerator,
-// images). Static only: no cluster.
+// labels, images). Static only: no cluster.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -30,6 +30,11 @@ export interface Kustomization {
     options?: { labels?: Record<string, string> };
   }[];
   replacements?: unknown[];
+  labels?: {
+    pairs: Record<string, string>;
+    includeSelectors?: boolean;
+    fields?: { kind?: string; path: string; create?: boolean }[];
+  }[];
 }
 
 export interface Rendered {
@@ -106,11 +111,19 @@ function renderPlain(dir: string): K8sObject[] {
       data,
     });
   }
+  for (const { pairs, fields } of kustomization.labels ?? []) {
+    // Without `fields`, every object's metadata; with them, those kinds' metadata/labels only.
+    const kinds = fields?.filter((field) => field.path === 'metadata/labels').map((f) => f.kind);
+    for (const object of objects.filter((o) => !kinds || kinds.includes(o.kind))) {
+      object.metadata = { ...object.metadata, labels: { ...object.metadata?.labels, ...pairs } };
+    }
+  }
   for (const image of kustomization.images ?? []) {
     for (const container of podContainers(objects)) {
       const [name, tag] = container.image.split(':');
       if (name !== image.name) continue;
-      container.image = `${image.newName ?? name}:${image.newTag ?? tag ?? 'latest'}`;
+      const digest = image.digest ? `@${image.digest}` : '';
+      container.image = `${image.newName ?? name}:${image.newTag ?? tag ?? 'latest'}${digest}`;
     }
   }
   return objects;
