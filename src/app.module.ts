@@ -13,6 +13,7 @@ import { InternalsSelfCheck } from './internals/self-check.js';
 import { ObservabilityModule } from './observability/observability.module.js';
 import { PostsModule } from './posts/posts.module.js';
 import { projectRoot } from './project-root.js';
+import { ScimModule } from './scim/scim.module.js';
 import { UsersModule } from './users/users.module.js';
 import { UtilityModule } from './utility/utility.module.js';
 
@@ -43,6 +44,7 @@ import { UtilityModule } from './utility/utility.module.js';
     ChangesModule,
     UsersModule,
     PostsModule,
+    ScimModule,
     UtilityModule,
   ],
   providers: [

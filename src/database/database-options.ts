@@ -6,6 +6,7 @@ import { ListCountsAndKeysetIndexes1718000000002 } from '../../migrations/171800
 import { VersionsAndIdempotencyKeys1718000000003 } from '../../migrations/1718000000003-VersionsAndIdempotencyKeys.js';
 import { RuntimeRolePrivileges1718000000004 } from '../../migrations/1718000000004-RuntimeRolePrivileges.js';
 import { UserChanges1718000000005 } from '../../migrations/1718000000005-UserChanges.js';
+import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
@@ -48,6 +49,7 @@ export function dataSourceOptions(
       VersionsAndIdempotencyKeys1718000000003,
       RuntimeRolePrivileges1718000000004,
       UserChanges1718000000005,
+      ScimUserColumns1718000000010,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.
