@@ -143,11 +143,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.end();
       return;
     }
-    response.status(status).type(this.mediaType).json(body);
+    response.status(status).type(this.mediaTypeOf(request)).json(body);
   }
 
   /** The media type of error bodies (a subclass speaking another dialect changes both). */
-  protected readonly mediaType: string = 'application/json';
+  protected mediaTypeOf(_request: Request): string {
+    return 'application/json';
+  }
 
   /** The status and body of an exception: `{"error": …}` (a subclass answers another shape). */
   protected toError(exception: unknown, request: Request): { status: number; body: object } {

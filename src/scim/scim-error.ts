@@ -42,6 +42,12 @@ const TYPE_OF_STATUS: Record<number, ScimErrorType> = {
   409: 'uniqueness',
 };
 
+/** body-parser's refusal of a body that is not JSON, as Nest wraps it. */
+function isMalformedJson(exception: unknown): boolean {
+  const cause = (exception as { cause?: { type?: unknown } } | null)?.cause;
+  return cause?.type === 'entity.parse.failed';
+}
+
 /**
  * The SCIM error (status as a string, scimType, detail) of anything thrown on a SCIM route. The
  * status and the text come from the service's one mapping (toHttpError): an internal error's
@@ -56,7 +62,11 @@ export function toScimError(
       ? { status: exception.status, body: { error: exception.message } }
       : toHttpError(exception, request);
   const scimType =
-    exception instanceof ScimError ? exception.scimType : (TYPE_OF_STATUS[status] ?? undefined);
+    exception instanceof ScimError
+      ? exception.scimType
+      : isMalformedJson(exception)
+        ? 'invalidSyntax'
+        : TYPE_OF_STATUS[status];
   const body: ScimErrorBody = { schemas: [ERROR], status: String(status), detail: http.error };
   if (scimType) body.scimType = scimType;
   return { status, body };

@@ -13,7 +13,6 @@ import {
   Put,
   Query,
   SetMetadata,
-  UseFilters,
   UseGuards,
 } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -23,22 +22,20 @@ import type { IfMatch } from '../users/users.service.js';
 import { ScimAuthGuard } from './scim-auth.guard.js';
 import { DISCOVERY } from './scim-discovery.js';
 import { invalidValue } from './scim-error.js';
-import { ScimExceptionFilter } from './scim-exception.filter.js';
 import { scimListQuery } from './scim-list-query.js';
 import { ScimIfMatch, ScimResponse } from './scim-response.js';
 import { LIST_RESPONSE, SEARCH_REQUEST } from './scim-schema.js';
 import { ScimUsersService } from './scim-users.service.js';
 
 /**
- * A SCIM controller: its errors in SCIM's schema (its own filter, which Nest runs instead of the
- * global one), callers checked by ScimAuthGuard (scope `scim`), and no place in the REST OpenAPI
+ * A SCIM controller: callers checked by ScimAuthGuard (scope `scim`; errors in SCIM's schema come
+ * from the app's filter, ScimExceptionFilter), and no place in the REST OpenAPI
  * document (docs/provisioning.md describes SCIM; /scim/v2/Schemas describes it to clients).
  */
 const ScimController = () =>
   applyDecorators(
     ApiExcludeController(),
     Controller('scim/v2'),
-    UseFilters(ScimExceptionFilter),
     UseGuards(ScimAuthGuard),
     SetMetadata(AUTH_REQUIREMENT, { kind: 'scope', scope: SCIM_SCOPE } satisfies AuthRequirement),
   );

@@ -247,13 +247,20 @@ describe('SCIM queries and discovery (e2e)', () => {
     );
 
     it('a body in another media type is 415 and malformed JSON is 400', async () => {
-      await t.http().post('/scim/v2/Users').set('Content-Type', 'text/plain').send('x').expect(415);
-      await t
+      const wrongType = await t
+        .http()
+        .post('/scim/v2/Users')
+        .set('Content-Type', 'text/plain')
+        .send('x')
+        .expect(415);
+      expect(wrongType.body).toEqual(scimError(415));
+      const malformed = await t
         .http()
         .post('/scim/v2/Users')
         .set('Content-Type', 'application/scim+json')
         .send('{')
         .expect(400);
+      expect(malformed.body).toEqual(scimError(400, 'invalidSyntax'));
       expect((await scimGet('/Users').expect(200)).body.totalResults).toBe(0);
     });
   });
