@@ -54,7 +54,6 @@ const USER_RESOURCE_TYPE = {
 export const DISCOVERY = {
   serviceProviderConfig: {
     schemas: [SERVICE_PROVIDER_CONFIG],
-    documentationUri: 'docs/provisioning.md',
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_RESULTS },
