@@ -4,7 +4,6 @@ import { ServeStaticModule } from '@nestjs/serve-static';
 import path from 'node:path';
 import { AuthModule } from './auth/auth.module.js';
 import { ChangesModule } from './changes/changes.module.js';
-import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { AppConfigModule } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -14,6 +13,8 @@ import { ObservabilityModule } from './observability/observability.module.js';
 import { OverloadModule } from './overload/overload.module.js';
 import { PostsModule } from './posts/posts.module.js';
 import { projectRoot } from './project-root.js';
+import { ScimExceptionFilter } from './scim/scim-exception.filter.js';
+import { ScimModule } from './scim/scim.module.js';
 import { UsersModule } from './users/users.module.js';
 import { UtilityModule } from './utility/utility.module.js';
 
@@ -45,11 +46,13 @@ import { UtilityModule } from './utility/utility.module.js';
     ChangesModule,
     UsersModule,
     PostsModule,
+    ScimModule,
     UtilityModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },
-    { provide: APP_FILTER, useClass: AllExceptionsFilter },
+    // AllExceptionsFilter, answering in SCIM's error schema under /scim/v2.
+    { provide: APP_FILTER, useClass: ScimExceptionFilter },
     InternalsSelfCheck,
   ],
 })

@@ -1,6 +1,11 @@
-/** The scopes a token may carry for this service. Write does not imply read. */
+/** The scopes a token may carry for the users API. Write does not imply read. */
 export const SCOPES = ['users:read', 'users:write'] as const;
-export type Scope = (typeof SCOPES)[number];
+/**
+ * The scope of /scim/v2 (docs/provisioning.md), apart from SCOPES: those routes also admit static
+ * provider tokens, so a mesh in front cannot decide them from the JWT alone.
+ */
+export const SCIM_SCOPE = 'scim';
+export type Scope = (typeof SCOPES)[number] | typeof SCIM_SCOPE;
 
 /**
  * What a handler asks of its caller, declared with one decorator (auth.decorators.ts):

@@ -70,6 +70,8 @@ export class AppConfig {
   readonly metricsPort: number;
   readonly auth: AuthSettings;
   readonly apiKeys: readonly string[];
+  /** SHA-256 digests (lower-case hex) of the static SCIM provider tokens (SCIM_TOKEN_SHA256). */
+  readonly scimTokenDigests: readonly string[];
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
   readonly bodyLimitBytes: number;
   readonly shutdownDrainMs: number;
@@ -108,6 +110,10 @@ export class AppConfig {
         .split(',')
         .map((key) => key.trim())
         .filter((key) => key.length > 0),
+      scimTokenDigests: (env.SCIM_TOKEN_SHA256 ?? '')
+        .split(',')
+        .map((digest) => digest.trim().toLowerCase())
+        .filter((digest) => digest.length > 0),
       logLevel: env.LOG_LEVEL,
       bodyLimitBytes: parseByteSize(env.BODY_LIMIT),
       shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,

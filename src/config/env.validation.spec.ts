@@ -29,6 +29,13 @@ describe(validateEnv.name, () => {
     expect(AppConfig.fromEnv(migrating).database.migrateOnBoot).toBe(true);
   });
 
+  it('reads SCIM_TOKEN_SHA256 as lower-case digests and refuses anything else', () => {
+    const digest = 'A'.repeat(64);
+    const env = validateEnv({ SCIM_TOKEN_SHA256: ` ${digest} , ${'b'.repeat(64)}` });
+    expect(AppConfig.fromEnv(env).scimTokenDigests).toEqual(['a'.repeat(64), 'b'.repeat(64)]);
+    expect(() => validateEnv({ SCIM_TOKEN_SHA256: 'secret-token' })).toThrow(/SCIM_TOKEN_SHA256/);
+  });
+
   it('splits and trims API_KEYS, dropping empty entries', () => {
     const env = validateEnv({ API_KEYS: ' a , b,,c ' });
     expect(AppConfig.fromEnv(env).apiKeys).toEqual(['a', 'b', 'c']);

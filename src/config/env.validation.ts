@@ -91,6 +91,12 @@ export class EnvironmentVariables {
 
   API_KEYS?: string;
 
+  // SHA-256 digests (hex) of the static bearer tokens identity providers send to /scim/v2.
+  @Matches(/^\s*[0-9a-fA-F]{64}\s*(,\s*[0-9a-fA-F]{64}\s*)*$/, {
+    message: 'SCIM_TOKEN_SHA256 must be comma-separated SHA-256 digests (64 hex digits each)',
+  })
+  SCIM_TOKEN_SHA256?: string;
+
   // Authentication: see docs/authentication.md. Unset AUTH_MODE means jwt when AUTH_JWKS_URL
   // is set, else none; production must choose (validateEnv below).
   @IsIn(AUTH_MODES)

@@ -8,6 +8,7 @@ import { RuntimeRolePrivileges1718000000004 } from '../../migrations/17180000000
 import { UserChanges1718000000005 } from '../../migrations/1718000000005-UserChanges.js';
 import { UserChangesResetFloor1718000000006 } from '../../migrations/1718000000006-UserChangesResetFloor.js';
 import { UserChangesPurgeFunction1718000000007 } from '../../migrations/1718000000007-UserChangesPurgeFunction.js';
+import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
@@ -52,6 +53,7 @@ export function dataSourceOptions(
       UserChanges1718000000005,
       UserChangesResetFloor1718000000006,
       UserChangesPurgeFunction1718000000007,
+      ScimUserColumns1718000000010,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

@@ -125,7 +125,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const { status, body } = toHttpError(exception, request);
+    const { status, body } = this.toError(exception, request);
 
     // With the request id, so the line joins the request's other lines; the route template
     // rather than the path, and the error as the root logger reduces it (no SQL, parameters or
@@ -143,6 +143,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.end();
       return;
     }
-    response.status(status).json(body);
+    response.status(status).type(this.mediaTypeOf(request)).json(body);
+  }
+
+  /** The media type of error bodies (a subclass speaking another dialect changes both). */
+  protected mediaTypeOf(_request: Request): string {
+    return 'application/json';
+  }
+
+  /** The status and body of an exception: `{"error": …}` (a subclass answers another shape). */
+  protected toError(exception: unknown, request: Request): { status: number; body: object } {
+    return toHttpError(exception, request);
   }
 }

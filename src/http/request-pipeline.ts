@@ -26,12 +26,20 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** JSON bodies: `application/json`, and on PATCH also `application/merge-patch+json`. */
+const JSON_TYPES = ['application/json'];
+const PATCH_TYPES = ['application/json', 'application/merge-patch+json'];
+const SCIM_TYPES = ['application/json', 'application/scim+json'];
+
+/**
+ * JSON bodies: `application/json`, on PATCH also `application/merge-patch+json`, and under
+ * /scim/v2 also SCIM's `application/scim+json` (RFC 7644 §3.1).
+ */
 export function isJsonBody(request: Request): boolean {
-  const types =
-    request.method === 'PATCH'
-      ? ['application/json', 'application/merge-patch+json']
-      : ['application/json'];
+  const types = request.path.startsWith('/scim/v2/')
+    ? SCIM_TYPES
+    : request.method === 'PATCH'
+      ? PATCH_TYPES
+      : JSON_TYPES;
   return request.is(types) !== false;
 }
 

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { isEmail, IsString, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 
 /** Length in Unicode code points, as docs/api.md counts it (and as PostgreSQL's varchar does). */
-function codePointLength(value: string): number {
+export function codePointLength(value: string): number {
   // The string iterator yields code points (a surrogate pair is one step), not UTF-16 units.
   let length = 0;
   const iterator = value[Symbol.iterator]();
@@ -15,7 +15,7 @@ function codePointLength(value: string): number {
  * Text PostgreSQL can store and give back unchanged: no NUL character (text columns reject it)
  * and no unpaired UTF-16 surrogate (the driver would silently store U+FFFD instead).
  */
-function isStorableText(value: string): boolean {
+export function isStorableText(value: string): boolean {
   return !value.includes('\u0000') && value.isWellFormed();
 }
 

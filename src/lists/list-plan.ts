@@ -33,8 +33,11 @@ export interface ListScope {
   scope: string;
   /** The list's conditions, written with `param` placeholders. */
   filters?: (param: (value: unknown) => string) => string[];
-  /** Its key in list_counts (src/lists/list-counts.ts). */
-  countKey: string;
+  /**
+   * Its key in list_counts (src/lists/list-counts.ts); undefined for a list the triggers do not
+   * count, whose total is then a count(*) of the rows its filters select.
+   */
+  countKey: string | undefined;
   /**
    * SQL of one text value to read in the page's own statement, so in its snapshot and on its
    * server, with no statement of its own: where the change feed stood when the page was read.
@@ -80,6 +83,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const conditions = filters(param);
+    const count = this.counter(countKey, [...conditions], [...params]);
     const window = this.window(query, scope, param);
     if (window.after) conditions.push(window.after);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
@@ -94,7 +98,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const [found, total] =
       query.cursor === undefined
         ? [await select, undefined]
-        : await Promise.all([select, this.counts.count(db, countKey)]);
+        : await Promise.all([select, count(db)]);
     const { rows, value } = snapshotValue
       ? await this.withSnapshotValue(db, found, snapshotValue, windowSql, params)
       : { rows: found, value: undefined };
@@ -102,9 +106,21 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       rows.map((row) => this.sql.toEntity(row)),
       query,
       scope,
-      async () => total ?? this.counts.count(db, countKey),
+      async () => total ?? count(db),
     );
     return snapshotValue ? { ...page, snapshotValue: value } : page;
+  }
+
+  /** Reads the list's total: its list_counts key, else a count of the filtered rows. */
+  private counter(
+    countKey: string | undefined,
+    conditions: string[],
+    params: unknown[],
+  ): (db: Queryable) => Promise<number> {
+    if (countKey !== undefined) return (db) => this.counts.count(db, countKey);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const sql = `SELECT count(*)::int AS "total" FROM ${this.sql.table} ${where}`;
+    return async (db) => (await db.query<{ total: number }>(sql, params))[0].total;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { type FindOptionsWhere, In, type Repository } from 'typeorm';
+import { type FindOptionsWhere, In, type Repository, type UpdateQueryBuilder } from 'typeorm';
 import { ConflictError } from '../common/errors.js';
 import { BatchedLookup } from '../database/batched-lookup.js';
 import { isUniqueViolation } from '../database/database-errors.js';
@@ -14,9 +14,30 @@ import type { ListUsersQueryDto, UserSortField } from './dto/list-users-query.dt
 import { User } from './user.entity.js';
 
 const EMAIL_INDEX = 'users_email_lower_key';
+const USER_NAME_INDEX = 'users_user_name_lower_key';
 
 /** The columns a create or an update writes. */
 export type UserFields = Pick<User, 'name' | 'email' | 'role'>;
+
+/** The columns a SCIM create or replace writes (src/scim; role keeps its default or value). */
+export type ProvisionedUserFields = Pick<
+  User,
+  'name' | 'email' | 'userName' | 'active' | 'externalId' | 'scimAttributes'
+>;
+const PROVISIONED: (keyof ProvisionedUserFields)[] = [
+  'name',
+  'email',
+  'userName',
+  'active',
+  'externalId',
+  'scimAttributes',
+];
+
+/** A query's condition and order, written with the table's columns and the statement's placeholders. */
+export type SearchPlan = (
+  column: (property: keyof User) => string,
+  param: (value: unknown) => string,
+) => { where: string; orderBy: string };
 
 /** What gRPC's GetUser returns of a user (no email, by contract). */
 export type UserSummary = Pick<User, 'id' | 'name'>;
@@ -38,6 +59,7 @@ export class UsersRepository {
   private readonly summaries: BatchedLookup<number, UserSummary>;
   private readonly existsById: string;
   private readonly insertRow: string;
+  private readonly insertProvisionedRow: string;
   private readonly list: ListPlan<User, UserSortField>;
 
   constructor(
@@ -57,6 +79,7 @@ export class UsersRepository {
     );
     this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
     this.insertRow = this.sql.insert(['name', 'email', 'role']);
+    this.insertProvisionedRow = this.sql.insert(PROVISIONED);
     this.list = new ListPlan(
       this.sql,
       {
@@ -77,13 +100,21 @@ export class UsersRepository {
    * server: where the change feed stood when the page was read.
    */
   async findPage(query: ListUsersQueryDto, feedSql: string): Promise<ListPage<User>> {
-    const { role } = query;
+    const { role, active } = query;
+    const filters = new URLSearchParams();
+    if (role !== undefined) filters.set('role', role);
+    if (active !== undefined) filters.set('active', active);
     return this.replicas.onOneServer((db) =>
       this.list.fetch(db, query, {
-        scope: role === undefined ? 'users' : `users?role=${role}`,
-        filters: (param) =>
-          role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`],
-        countKey: listCountKey.users(role),
+        scope: filters.size === 0 ? 'users' : `users?${filters.toString()}`,
+        filters: (param) => [
+          ...(role === undefined ? [] : [`${this.sql.column('role')} = ${param(role)}`]),
+          ...(active === undefined
+            ? []
+            : [`${this.sql.column('active')} = ${param(active === 'true')}`]),
+        ],
+        // The triggers count users and users by role, not by active.
+        countKey: active === undefined ? listCountKey.users(role) : undefined,
         snapshotValue: feedSql,
       }),
     );
@@ -114,9 +145,49 @@ export class UsersRepository {
   async insert({ name, email, role }: UserFields): Promise<User> {
     const [row] = await this.saving(
       () => this.scope.queryable().query(this.insertRow, [name, email, role]),
-      email,
+      { email, userName: email ?? undefined },
     );
     return this.sql.toEntity(row);
+  }
+
+  /** One INSERT … RETURNING of a provisioned user. Throws ConflictError on a taken email or userName. */
+  async insertProvisioned(fields: ProvisionedUserFields): Promise<User> {
+    const values = PROVISIONED.map((property) =>
+      property === 'scimAttributes' ? JSON.stringify(fields[property]) : fields[property],
+    );
+    const [row] = await this.saving(
+      () => this.scope.queryable().query(this.insertProvisionedRow, values),
+      fields,
+    );
+    return this.sql.toEntity(row);
+  }
+
+  /**
+   * The users a plan's condition selects, in its order, `limit` of them after `offset`, and how
+   * many it selects in all (exact). On the primary: a provider reads what it has just written.
+   */
+  async search(
+    plan: SearchPlan,
+    offset: number,
+    limit: number,
+  ): Promise<{ users: User[]; total: number }> {
+    const params: unknown[] = [];
+    const { where, orderBy } = plan(
+      (property) => this.sql.column(property),
+      (value) => `$${params.push(value)}`,
+    );
+    const db = this.scope.queryable();
+    const from = `FROM ${this.sql.table} WHERE ${where}`;
+    const [rows, [{ total }]] = await Promise.all([
+      limit === 0
+        ? []
+        : db.query(
+            `SELECT ${this.sql.selectList} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+            params,
+          ),
+      db.query<{ total: number }>(`SELECT count(*)::int AS "total" ${from}`, params),
+    ]);
+    return { users: rows.map((row) => this.sql.toEntity(row)), total };
   }
 
   /**
@@ -129,14 +200,12 @@ export class UsersRepository {
     const [sql, parameters] = this.users
       .createQueryBuilder()
       .update()
-      .set(changes)
+      // A jsonb column's value is an object TypeORM's types take for a nested entity.
+      .set(changes as Parameters<UpdateQueryBuilder<User>['set']>[0])
       .where(versionedWhere(id, versions))
       .returning(this.sql.selectList)
       .getQueryAndParameters();
-    const [row] = await this.saving(
-      () => this.scope.queryable().query(sql, parameters),
-      changes.email,
-    );
+    const [row] = await this.saving(() => this.scope.queryable().query(sql, parameters), changes);
     return row && this.sql.toEntity(row);
   }
 
@@ -155,13 +224,19 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
-  /** Maps a violation of the case-insensitive unique email index to a ConflictError. */
-  private async saving<T>(write: () => Promise<T>, email: string | null | undefined): Promise<T> {
+  /**
+   * Maps a violation of a case-insensitive unique index (email, userName) to a ConflictError. A
+   * user created without a userName gets its email as one, which another user may hold already.
+   */
+  private async saving<T>(write: () => Promise<T>, written: Partial<User>): Promise<T> {
     try {
       return await write();
     } catch (error) {
       if (isUniqueViolation(error, EMAIL_INDEX)) {
-        throw new ConflictError(`email ${email} is already used by another user`);
+        throw new ConflictError(`email ${written.email} is already used by another user`);
+      }
+      if (isUniqueViolation(error, USER_NAME_INDEX)) {
+        throw new ConflictError(`userName ${written.userName} is already used by another user`);
       }
       throw error;
     }

@@ -6,7 +6,12 @@ import type { CreateUserDto } from './dto/create-user.dto.js';
 import type { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 import type { UpdateUserDto } from './dto/update-user.dto.js';
 import { DEFAULT_ROLE, type User } from './user.entity.js';
-import { UsersRepository, type UserSummary } from './users.repository.js';
+import {
+  type ProvisionedUserFields,
+  type SearchPlan,
+  UsersRepository,
+  type UserSummary,
+} from './users.repository.js';
 
 /** An If-Match precondition: the versions the caller accepts, or `*` (any existing version). */
 export type IfMatch = number[] | '*';
@@ -64,6 +69,16 @@ export class UsersService {
     });
   }
 
+  /** A user created by an identity provider (SCIM), with the fields only it sets. */
+  provision(fields: ProvisionedUserFields): Promise<User> {
+    return this.users.insertProvisioned(fields);
+  }
+
+  /** A page of the users a plan selects, and their exact number (SCIM queries). */
+  search(plan: SearchPlan, offset: number, limit: number) {
+    return this.users.search(plan, offset, limit);
+  }
+
   /** PUT: a full replacement; absent optional fields go back to their defaults. */
   replace(id: number, dto: CreateUserDto, ifMatch?: IfMatch): Promise<User> {
     return this.update(
@@ -77,7 +92,11 @@ export class UsersService {
    * PATCH: only the given fields change; an empty change leaves the row, updatedAt and version
    * included, alone. With `ifMatch`, the write happens only if the current version is accepted.
    */
-  async update(id: number, dto: UpdateUserDto, ifMatch?: IfMatch): Promise<User> {
+  async update(
+    id: number,
+    dto: UpdateUserDto | Partial<ProvisionedUserFields>,
+    ifMatch?: IfMatch,
+  ): Promise<User> {
     const changes = Object.fromEntries(
       Object.entries(dto).filter(([, value]) => value !== undefined),
     ) as Partial<User>;

@@ -16,6 +16,7 @@ describe('Users API (e2e)', () => {
         name: 'Ada Lovelace',
         email: 'Ada@Example.com',
         role: 'member',
+        active: true,
         createdAt: expect.stringMatching(ISO_DATE),
         updatedAt: expect.stringMatching(ISO_DATE),
       });

@@ -16,6 +16,7 @@ describe('Users API (e2e)', () => {
         name: 'Ada',
         email: 'ada@example.com',
         role: 'member',
+        active: true,
         createdAt: ada.createdAt.toISOString(),
         updatedAt: ada.updatedAt.toISOString(),
       });
@@ -106,6 +107,25 @@ describe('Users API (e2e)', () => {
       expect(res.headers['x-total-count']).toBe('1');
     });
 
+    it('filters by active, alone or with role, with exact totals', async () => {
+      await seed([
+        { name: 'A', active: false },
+        { name: 'B' },
+        { name: 'C', role: 'admin', active: false },
+        { name: 'D', role: 'admin' },
+      ]);
+      const inactive = await t.http().get('/users?active=false').expect(200);
+      expect(inactive.body.map((u: User) => [u.name, u.active])).toEqual([
+        ['A', false],
+        ['C', false],
+      ]);
+      expect(inactive.headers['x-total-count']).toBe('2');
+      const activeAdmins = await t.http().get('/users?active=true&role=admin&limit=1').expect(200);
+      expect(names(activeAdmins)).toEqual(['D']);
+      expect(activeAdmins.headers['x-total-count']).toBe('1');
+      expect(activeAdmins.headers.link).toContain('</users?active=true&role=admin&limit=1&page=1>');
+    });
+
     it('sorts by several fields, descending with -, ties broken by id', async () => {
       await seed([
         { name: 'B', role: 'x' },
@@ -161,6 +181,8 @@ describe('Users API (e2e)', () => {
       ['page=1&page=2', 'query parameter page must be given at most once'],
       ['sort=id&sort=name', 'query parameter sort must be given at most once'],
       ['role=Admin', 'role must be 1 to 32 characters of a-z, 0-9, _ and -'],
+      ['active=no', 'active must be true or false'],
+      ['active=true&active=false', 'query parameter active must be given at most once'],
     ])('answers 400 for ?%s', async (query, error) => {
       const res = await t.http().get(`/users?${query}`).expect(400);
       expect(res.body).toEqual({ error });

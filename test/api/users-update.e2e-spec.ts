@@ -13,6 +13,7 @@ describe('Users API (e2e)', () => {
         id: ada.id,
         name: 'Ada L',
         role: 'member',
+        active: true,
         createdAt: ada.createdAt.toISOString(),
         updatedAt: expect.stringMatching(ISO_DATE),
       });

@@ -92,7 +92,7 @@ describe('property: user and post writes follow docs/api.md (e2e, fast-check)', 
           // PUT: absent email clears it, absent role resets it; PATCH: only what was sent.
           const base =
             method === 'PUT'
-              ? { role: 'member' }
+              ? { role: 'member', active: true }
               : Object.fromEntries(
                   Object.entries(previous!).filter(
                     ([key]) => !['createdAt', 'updatedAt'].includes(key),

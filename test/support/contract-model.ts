@@ -63,7 +63,7 @@ export const oversized = (bodyText: string | undefined) =>
   bodyText !== undefined && Buffer.byteLength(bodyText) > BODY_LIMIT;
 
 export function expectedUser(body: Json, id: number, before?: Json) {
-  const merged: Json = before ? { ...before } : { role: 'member' };
+  const merged: Json = before ? { ...before } : { role: 'member', active: true };
   if (has(body, 'name')) merged.name = (body.name as string).trim();
   if (has(body, 'role')) merged.role = body.role;
   if (has(body, 'email')) {

@@ -42,11 +42,11 @@ export interface AuthApp {
  */
 export async function startAuthApp(
   algorithm: Parameters<typeof signingKey>[0],
-  options: { grpc?: boolean; logger?: Logger } = {},
+  options: { grpc?: boolean; logger?: Logger; env?: Record<string, string> } = {},
 ): Promise<AuthApp> {
   const key = await signingKey(algorithm);
   const jwks = await new JwksServer([key]).start();
-  const t = await createTestApp({ ...options, env: authEnv(jwks) });
+  const t = await createTestApp({ ...options, env: { ...authEnv(jwks), ...options.env } });
   await eventually('readiness', async () => (await t.http().get('/health/ready')).status === 200);
   return {
     key,

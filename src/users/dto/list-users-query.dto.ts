@@ -10,6 +10,9 @@ export class ListUsersQueryDto extends ListQueryDto<UserSortField> {
   @QueryFilter(ROLE_PATTERN, ROLE_MESSAGE, 'only users with this role (exact match)')
   role?: string;
 
+  @QueryFilter(/^(?:true|false)$/, 'active must be true or false', 'only active or inactive users')
+  active?: 'true' | 'false';
+
   @QuerySort(USER_SORT_FIELDS)
   sort: SortKey<UserSortField>[] = [];
 }

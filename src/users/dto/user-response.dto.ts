@@ -20,6 +20,12 @@ export class UserResponseDto {
   @ApiProperty({ example: 'member' })
   role: string;
 
+  @ApiProperty({
+    example: true,
+    description: 'false once the identity provider deactivated the user (docs/provisioning.md)',
+  })
+  active: boolean;
+
   @ApiTimestampProperty('set by the service when created')
   createdAt: string;
 
@@ -32,6 +38,7 @@ export class UserResponseDto {
     dto.name = user.name;
     if (user.email !== null) dto.email = user.email;
     dto.role = user.role;
+    dto.active = user.active;
     dto.createdAt = user.createdAt.toISOString();
     dto.updatedAt = user.updatedAt.toISOString();
     return tagged(dto, user);

@@ -1,0 +1,158 @@
+import type { User } from '../users/user.entity.js';
+import { invalidValue, ScimError } from './scim-error.js';
+import { type ResolvedPath, resolveUserPath, type ScimAttribute } from './scim-schema.js';
+
+/**
+ * Where each SCIM User attribute lives in the users table, as SQL the filter compiler and the
+ * sort use. Columns: id, userName, displayName (REST name), active, externalId, meta's times, and
+ * the primary email (REST email). Every other declared attribute is a key of `scimAttributes`
+ * (jsonb), an extension's under its schema URN; in the stored `emails`, the element of the REST
+ * email carries no `value` (the column is its only copy, so a REST change of the email is a change
+ * of the SCIM one).
+ */
+export type ColumnOf = (property: keyof User) => string;
+
+/** A value the filter compares: its SQL and how it compares. */
+export interface Operand {
+  sql: string;
+  kind: 'text' | 'boolean' | 'dateTime' | 'id';
+  caseExact: boolean;
+}
+
+const COLUMN_OF_ATTRIBUTE: Record<string, keyof User> = {
+  id: 'id',
+  userName: 'userName',
+  displayName: 'name',
+  active: 'active',
+  externalId: 'externalId',
+};
+
+const META_COLUMNS: Record<string, keyof User> = {
+  created: 'createdAt',
+  lastModified: 'updatedAt',
+};
+
+const invalidFilter = (message: string) => new ScimError(400, message, 'invalidFilter');
+
+function kindOf(attribute: ScimAttribute): Operand['kind'] {
+  if (attribute.type === 'boolean') return 'boolean';
+  if (attribute.type === 'dateTime') return 'dateTime';
+  return 'text';
+}
+
+/** A text member of a jsonb value, as text, or as boolean for a boolean attribute. */
+function jsonMember(object: string, attribute: ScimAttribute): Operand {
+  const member = `(${object} ->> ${literal(attribute.name)})`;
+  const kind = kindOf(attribute);
+  return {
+    sql: kind === 'boolean' ? `${member}::boolean` : member,
+    kind,
+    caseExact: attribute.caseExact ?? false,
+  };
+}
+
+/** A constant string as an SQL literal (only names from the schema ever pass here). */
+function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** The SQL of the storage of one user: columns and the jsonb of the other attributes. */
+export class UserStorageSql {
+  constructor(private readonly column: ColumnOf) {}
+
+  /** The jsonb object that holds a top-level attribute (core, or its extension's). */
+  private container({ extension }: ResolvedPath): string {
+    const attributes = this.column('scimAttributes');
+    return extension ? `(${attributes} -> ${literal(extension)})` : attributes;
+  }
+
+  /**
+   * The operand of a singular attribute path, or of a multi-valued attribute's sub-attribute
+   * inside `element` (a jsonb element of its array).
+   */
+  operand(path: ResolvedPath, element?: string): Operand {
+    const { attribute, sub } = path;
+    if (element !== undefined) {
+      const target = sub ?? findValue(attribute);
+      const operand = jsonMember(element, target);
+      // The REST email's element holds no value: the column is its value.
+      if (attribute.name === 'emails' && target.name === 'value') {
+        operand.sql = `coalesce(${operand.sql}, ${this.column('email')})`;
+      }
+      return operand;
+    }
+    if (attribute.multiValued) throw invalidFilter(`${attribute.name} is multi-valued`);
+    const property = COLUMN_OF_ATTRIBUTE[attribute.name];
+    if (property && !path.extension) {
+      const sql = this.column(property);
+      if (property === 'id') return { sql, kind: 'id', caseExact: true };
+      return { sql, kind: kindOf(attribute), caseExact: attribute.caseExact ?? false };
+    }
+    if (attribute.name === 'meta' && !path.extension) return this.meta(sub);
+    if (attribute.type === 'complex') {
+      if (!sub) throw invalidFilter(`${attribute.name} needs a sub-attribute`);
+      return jsonMember(`(${this.container(path)} -> ${literal(attribute.name)})`, sub);
+    }
+    return jsonMember(this.container(path), attribute);
+  }
+
+  /** True when the attribute has a value (`pr`). */
+  present(path: ResolvedPath): string {
+    const { attribute, sub } = path;
+    if (attribute.multiValued) {
+      return sub
+        ? this.anyElement(path, (element) => `${this.operand(path, element).sql} IS NOT NULL`)
+        : this.anyElement(path, () => 'true');
+    }
+    if (attribute.type === 'complex' && !sub && !(attribute.name === 'meta')) {
+      return `jsonb_typeof(${this.container(path)} -> ${literal(attribute.name)}) = 'object'`;
+    }
+    const { sql, kind } = this.operand(path);
+    return kind === 'text' ? `nullif(${sql}, '') IS NOT NULL` : `${sql} IS NOT NULL`;
+  }
+
+  /**
+   * EXISTS an element of a multi-valued attribute for which `condition(element)` holds. For
+   * `emails`, a user with a REST email and no stored element of it has one: `{"primary": true}`.
+   */
+  anyElement(path: ResolvedPath, condition: (element: string) => string): string {
+    const array = `(${this.container(path)} -> ${literal(path.attribute.name)})`;
+    const elements = `jsonb_array_elements(CASE WHEN jsonb_typeof(${array}) = 'array' THEN ${array} ELSE '[]' END)`;
+    let source = `SELECT e FROM ${elements} AS t(e)`;
+    if (path.attribute.name === 'emails') {
+      source +=
+        ` UNION ALL SELECT '{"primary": true}'::jsonb WHERE ${this.column('email')} IS NOT NULL` +
+        ` AND NOT EXISTS (SELECT 1 FROM ${elements} AS s(e) WHERE NOT (s.e ? 'value'))`;
+    }
+    return `EXISTS (SELECT 1 FROM (${source}) AS el(e) WHERE ${condition('el.e')})`;
+  }
+
+  private meta(sub: ScimAttribute | undefined): Operand {
+    if (!sub) throw invalidFilter('meta needs a sub-attribute');
+    const property = META_COLUMNS[sub.name];
+    if (property) return { sql: this.column(property), kind: 'dateTime', caseExact: true };
+    const id = this.column('id');
+    const sql = {
+      resourceType: `'User'`,
+      location: `'/scim/v2/Users/' || ${id}`,
+      version: `'W/"' || ${this.column('version')} || '"'`,
+    }[sub.name]!;
+    return { sql, kind: 'text', caseExact: true };
+  }
+}
+
+function findValue(attribute: ScimAttribute): ScimAttribute {
+  const value = attribute.subAttributes?.find((sub) => sub.name === 'value');
+  if (!value) throw invalidFilter(`${attribute.name} needs a sub-attribute`);
+  return value;
+}
+
+/** Resolves a filter's or sortBy's attribute path; an undeclared one is 400 invalidFilter. */
+export function resolveFilterPath(path: string, forSort = false): ResolvedPath {
+  const resolved = resolveUserPath(path);
+  if (!resolved) {
+    const message = `${path} is not an attribute of User`;
+    throw forSort ? invalidValue(message) : invalidFilter(message);
+  }
+  return resolved;
+}
