@@ -23,6 +23,27 @@ COPY migrations ./migrations
 # Emits dist/src/** and dist/migrations/** (the migrations are imported as classes, not globbed).
 RUN npm run build
 
+# ---- relay: the change feed relay (scripts/relay.mjs, docs/events.md), an image of its own --------
+# `docker build --target relay -t users-service-relay .`: plain ES modules, nothing to build. The
+# only image with the NATS packages; it serves /health and /metrics on RELAY_METRICS_PORT.
+FROM node:${NODE_TAG}@${NODE_DIGEST} AS relay
+ENV NODE_ENV=production \
+    NPM_CONFIG_CACHE=/tmp/.npm \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts \
+    && npm cache clean --force \
+    && rm -rf /tmp/.npm
+COPY proto ./proto
+COPY scripts/relay.mjs ./scripts/relay.mjs
+COPY scripts/lib/feed-relay.mjs scripts/lib/grpc-client.mjs scripts/lib/relay-lock.mjs scripts/lib/relay-status.mjs ./scripts/lib/
+USER 1000
+EXPOSE 9465
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.RELAY_METRICS_PORT || 9465) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "scripts/relay.mjs"]
+
 # ---- runtime: production dependencies and the compiled service only ------------------------------
 FROM node:${NODE_TAG}@${NODE_DIGEST} AS runtime
 ARG NODE_TAG
@@ -44,9 +65,11 @@ ENV NODE_ENV=production \
 WORKDIR /app
 # --omit=optional leaves out embedded-postgres and async-exit-hook (the development database): the
 # service refuses to start without DATABASE_URL when NODE_ENV=production anyway. No production
-# dependency needs an install script.
+# dependency needs an install script. The NATS packages are the relay's (its own target above):
+# the service never loads them.
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts \
+    && rm -rf node_modules/@nats-io \
     && npm cache clean --force \
     && rm -rf /tmp/.npm
 COPY --from=builder /app/dist ./dist

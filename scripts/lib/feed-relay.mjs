@@ -20,6 +20,7 @@ import { usersClient } from './grpc-client.mjs';
  *   the subject; the stream holds `<prefix>users.user.>`
  * @property {string} [bearerToken] with authentication on, a token with scope users:read
  * @property {(line: string) => void} log
+ * @property {import('./relay-status.mjs').RelayMetrics} [observe] counts what the relay does
  */
 
 /** The CloudEvents JSON of an event, as `GET /users/changes` returns it. */
@@ -69,6 +70,7 @@ export async function runRelay(settings, signal) {
           throw new Error(`the feed refused the relay's token: ${outcome.details}`);
         }
         if (!signal.aborted) {
+          settings.observe?.onError('watch');
           settings.log(`watch ended (${grpc.status[outcome.code]}): resuming in 1 s`);
           await new Promise((resolve) => setTimeout(resolve, 1000));
         }
@@ -117,6 +119,7 @@ function relayWatch(client, stream, settings, token, signal) {
   let failed = false;
   return new Promise((resolve) => {
     call.on('data', (/** @type {WatchUserChangesResponse} */ message) => {
+      if (message.heartbeat) settings.observe?.onCaughtUp();
       if (!message.event || failed) return;
       const event = message.event;
       call.pause();
@@ -131,10 +134,12 @@ function relayWatch(client, stream, settings, token, signal) {
             JSON.stringify(cloudEvent(event)),
             { msgID: event.id, headers: head },
           );
+          settings.observe?.onPublished(event.time);
           call.resume();
         })
         .catch((error) => {
           failed = true;
+          settings.observe?.onError('publish');
           settings.log(`publishing ${event.id} failed: ${String(error)}`);
           call.cancel();
         });

@@ -1,11 +1,10 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RpcException } from '@nestjs/microservices';
 import { type Metadata, status } from '@grpc/grpc-js';
 import { getRpcInfo } from 'nestjs-pino';
-import type { Logger } from 'pino';
+import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { setCaller } from '../observability/caller.js';
-import { ROOT_LOGGER } from '../observability/logging.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
 import { refusalOf } from './auth-errors.js';
@@ -15,7 +14,8 @@ import { type Caller, TokenVerifierService } from './token-verifier.service.js';
 /**
  * Bearer authentication and scopes for gRPC handlers: the token comes in the `authorization`
  * metadata. Refusals are UNAUTHENTICATED (no or invalid token) and PERMISSION_DENIED (scope).
- * A refused call never reaches the handler's interceptors, so its log line is written here.
+ * A refused call never reaches the handler, so its log line and its grpc_server_handled_total
+ * sample are recorded here, through the method's GrpcObservability.
  */
 @Injectable()
 export class GrpcAuthGuard implements CanActivate {
@@ -23,7 +23,7 @@ export class GrpcAuthGuard implements CanActivate {
     private readonly verifier: TokenVerifierService,
     private readonly reflector: Reflector,
     private readonly metrics: MetricsService,
-    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    private readonly observability: GrpcObservability,
   ) {}
 
   /**
@@ -34,11 +34,12 @@ export class GrpcAuthGuard implements CanActivate {
     if (!this.verifier.enabled || context.getType() !== 'rpc') return true;
     const requirement = requirementOf(this.reflector, context);
     if (requirement.kind === 'public') return true;
+    const started = process.hrtime.bigint();
     const metadata = context.switchToRpc().getContext<Metadata>();
     // Nest calls a gRPC handler with (request, metadata, call).
     const call = context.getArgByIndex<object | undefined>(2);
     const refuse = (error: unknown): never => {
-      throw this.refusal(error, context);
+      throw this.refusal(error, context, started);
     };
     let outcome: ReturnType<TokenVerifierService['authorize']>;
     try {
@@ -51,17 +52,15 @@ export class GrpcAuthGuard implements CanActivate {
     return admit(call, outcome);
   }
 
-  private refusal(error: unknown, context: ExecutionContext): unknown {
+  private refusal(error: unknown, context: ExecutionContext, started: bigint): unknown {
     const refusal = refusalOf(error);
     if (!refusal) return error;
     const { reason, grpcCode: code, message } = refusal;
     this.metrics.authRejections.inc({ transport: 'grpc', status: status[code], reason });
     const pattern = getRpcInfo(context).pattern as { service?: string; rpc?: string } | undefined;
-    const method = `users.${pattern?.service ?? 'unknown'}/${pattern?.rpc ?? 'unknown'}`;
-    this.logger.info(
-      { context: 'gRPC', grpc: { method, code: status[code] }, auth: { rejected: reason } },
-      `gRPC ${method} ${status[code]}`,
-    );
+    this.observability
+      .method(`users.${pattern?.service ?? 'unknown'}`, pattern?.rpc ?? 'unknown')
+      .refused(started, code, { auth: { rejected: reason } });
     return new RpcException({ code, message });
   }
 }

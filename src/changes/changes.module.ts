@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { HealthModule } from '../health/health.module.js';
 import { ChangesController } from './changes.controller.js';
 import { ChangesGrpcController } from './changes.grpc.controller.js';
@@ -20,14 +19,7 @@ import { UserChangesWatermark } from './user-changes-watermark.entity.js';
 @Module({
   imports: [HealthModule, TypeOrmModule.forFeature([UserChange, UserChangesWatermark])],
   controllers: [ChangesController, ChangesGrpcController],
-  providers: [
-    ChangesService,
-    ChangesRepository,
-    ChangesPoller,
-    ChangesPurge,
-    ChangesMetrics,
-    GrpcObservability,
-  ],
+  providers: [ChangesService, ChangesRepository, ChangesPoller, ChangesPurge, ChangesMetrics],
   exports: [ChangesService],
 })
 export class ChangesModule {}

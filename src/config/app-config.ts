@@ -25,6 +25,8 @@ export interface DatabaseSettings {
   /** Streaming replicas the list endpoints read from (DATABASE_READ_URLS); empty: none. */
   readUrls: readonly string[];
   replicaMaxLagMs: number;
+  /** DB_CA_FILE: TLS to every database connection, verified against this CA (verify-full). */
+  caFile?: string;
 }
 
 /** Admission control (OVERLOAD_*): docs/overload.md. */
@@ -153,6 +155,7 @@ export class AppConfig {
           .map((url) => url.trim())
           .filter((url) => url.length > 0),
         replicaMaxLagMs: env.DB_REPLICA_MAX_LAG_MS,
+        caFile: env.DB_CA_FILE,
         migrateOnBoot:
           env.MIGRATE_ON_BOOT === undefined
             ? embedded

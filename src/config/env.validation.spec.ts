@@ -129,6 +129,45 @@ describe(validateEnv.name, () => {
   });
 });
 
+describe('database TLS settings', () => {
+  const url = 'postgres://u:p@db:5432/users';
+  const caFile = '/etc/users-service/db-ca/ca.crt';
+
+  it('takes DB_CA_FILE as the CA of every database connection', () => {
+    const env = validateEnv({ DATABASE_URL: url, DB_CA_FILE: caFile, DB_REQUIRE_TLS: 'true' });
+    expect(AppConfig.fromEnv(env).database.caFile).toBe(caFile);
+    expect(AppConfig.fromEnv(validateEnv({ DATABASE_URL: url })).database.caFile).toBeUndefined();
+  });
+
+  it('with DB_REQUIRE_TLS, refuses to start without DB_CA_FILE', () => {
+    expect(() => validateEnv({ DATABASE_URL: url, DB_REQUIRE_TLS: 'true' })).toThrow(
+      /DB_CA_FILE is required when DB_REQUIRE_TLS=true/,
+    );
+  });
+
+  it('refuses ssl parameters in the URLs, which pg would let override DB_CA_FILE', () => {
+    const error = (() => {
+      try {
+        validateEnv({
+          DATABASE_URL: `${url}?sslmode=verify-full`,
+          DATABASE_READ_URLS: `${url},${url}?sslrootcert=/ca.crt`,
+          DB_CA_FILE: caFile,
+        });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+    })();
+    expect(error?.problems).toEqual([
+      expect.stringMatching(/^DATABASE_URL: leave out ssl, sslmode and sslrootcert/),
+      expect.stringMatching(/^DATABASE_READ_URLS: leave out ssl, sslmode and sslrootcert/),
+    ]);
+  });
+
+  it('refuses DB_CA_FILE with the embedded database, which has no TLS', () => {
+    expect(() => validateEnv({ DB_CA_FILE: caFile })).toThrow(/DB_CA_FILE needs DATABASE_URL/);
+  });
+});
+
 describe('authentication settings', () => {
   const jwt = {
     AUTH_JWKS_URL: 'https://idp.example.com/jwks',

@@ -198,6 +198,14 @@ export class EnvironmentVariables {
   @EnvInt(0, 3_600_000)
   DB_REPLICA_MAX_LAG_MS = 5000;
 
+  // A PEM CA (a Secret mounted in the pod): every database connection then uses TLS and verifies
+  // the server's certificate against it and the URL's host (verify-full). docs/deploying.md.
+  DB_CA_FILE?: string;
+
+  // Refuse to start without DB_CA_FILE (the prod overlay sets it), so TLS cannot be lost silently.
+  @IsIn(BOOLEAN)
+  DB_REQUIRE_TLS?: (typeof BOOLEAN)[number];
+
   @EnvInt(0, 60_000)
   IDEMPOTENCY_WAIT_MS = 2000;
 
@@ -294,7 +302,12 @@ export function validateEnv(raw: Record<string, string | undefined>): Environmen
       'DATABASE_URL is required when NODE_ENV=production: an embedded database inside a pod loses its data on restart',
     );
   }
-  problems.push(...authProblems(env), ...databaseProblems(env), ...overloadProblems(env));
+  problems.push(
+    ...authProblems(env),
+    ...databaseProblems(env),
+    ...tlsProblems(env),
+    ...overloadProblems(env),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   return env;
 }
@@ -320,6 +333,29 @@ function overloadProblems(env: EnvironmentVariables): string[] {
         `OVERLOAD_MIN_IN_FLIGHT (${env.OVERLOAD_MIN_IN_FLIGHT}) must not be more than OVERLOAD_MAX_IN_FLIGHT (${env.OVERLOAD_MAX_IN_FLIGHT})`,
       ]
     : [];
+}
+
+// The URL parameters through which pg sets TLS itself, overriding the pool's settings.
+const SSL_PARAMETER = /[?&](ssl|sslmode|sslrootcert|sslcert|sslkey|sslnegotiation)=/i;
+
+/** The rules of DB_CA_FILE and DB_REQUIRE_TLS (the file is read with the pools: poolOptions). */
+function tlsProblems(env: EnvironmentVariables): string[] {
+  const file = env.DB_CA_FILE;
+  if (!file) {
+    return env.DB_REQUIRE_TLS === 'true' || env.DB_REQUIRE_TLS === '1'
+      ? [
+          "DB_CA_FILE is required when DB_REQUIRE_TLS=true: the CA that signed the database server's certificate (TLS, verify-full)",
+        ]
+      : [];
+  }
+  if (!env.DATABASE_URL) return ['DB_CA_FILE needs DATABASE_URL: the embedded database has no TLS'];
+  return (['DATABASE_URL', 'DATABASE_READ_URLS'] as const)
+    .filter((name) => SSL_PARAMETER.test(env[name] ?? ''))
+    .map(
+      (name) =>
+        `${name}: leave out ssl, sslmode and sslrootcert when DB_CA_FILE is set: it turns on ` +
+        'verify-full for every connection, and pg would let the URL override it',
+    );
 }
 
 /** The rules between the AUTH_* variables, which no single-variable rule can say. */

@@ -8,7 +8,7 @@ import {
 } from './commit-outcome.js';
 import { ConnectionGate } from './connection-gate.js';
 import { databaseCounters } from './database-counters.js';
-import { isConnectionLost } from './database-errors.js';
+import { certificateRefusal, isConnectionLost } from './database-errors.js';
 
 export interface ClientOptions {
   /**
@@ -237,7 +237,8 @@ export function databaseClient(
         await super.connect();
         if (requireWritable) await this.refuseUnsafeSession();
         gate.succeeded();
-      } catch (error) {
+      } catch (caught) {
+        const error = certificateRefusal(caught) ?? caught;
         gate.failed(error);
         throw error;
       }

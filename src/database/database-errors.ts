@@ -124,3 +124,36 @@ export function isPrimaryAway(error: unknown): boolean {
 export function isDatabaseUnavailable(error: unknown): boolean {
   return failureOf(error)?.unavailable ?? false;
 }
+
+// Node's codes for a server certificate that fails verification (the chain, or the host name).
+const CERTIFICATE_REFUSED = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A connection refused because the server's TLS certificate failed verification, as an error
+ * that says what to check (Node's own message names neither the setting nor the host name);
+ * undefined for any other error.
+ */
+export function certificateRefusal(error: unknown): Error | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !CERTIFICATE_REFUSED.has(code)) return undefined;
+  return Object.assign(
+    new Error(
+      `the database server's TLS certificate failed verification (${(error as Error).message}): ` +
+        'DB_CA_FILE must hold the CA that signed it, and the host in the database URL must be a ' +
+        'name or address the certificate lists',
+      { cause: error },
+    ),
+    { code },
+  );
+}

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { poolOptions } from './database-options.js';
 
 describe(poolOptions.name, () => {
@@ -26,5 +29,34 @@ describe(poolOptions.name, () => {
     const replica = poolOptions(settings, { requireWritable: false }).Client;
     expect(primary.gate).toBeDefined();
     expect(primary.gate).not.toBe(replica.gate);
+  });
+
+  describe('with DB_CA_FILE', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    let dir: string;
+
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'database-options-'));
+      writeFileSync(path.join(dir, 'ca.crt'), pem);
+      writeFileSync(path.join(dir, 'not-a-ca'), 'hello');
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    const withCa = (caFile: string) =>
+      poolOptions({ ...settings, caFile }, { requireWritable: true });
+
+    it('verifies the server against the CA (verify-full: Node checks the chain and the host)', () => {
+      expect(withCa(path.join(dir, 'ca.crt')).ssl).toEqual({ ca: pem });
+      expect(poolOptions(settings, { requireWritable: true }).ssl).toBeUndefined();
+    });
+
+    it('refuses a CA file it cannot read, or that holds no certificate, naming DB_CA_FILE', () => {
+      expect(() => withCa(path.join(dir, 'missing.crt'))).toThrow(
+        /^DB_CA_FILE: cannot read .*missing\.crt \(ENOENT\)$/,
+      );
+      expect(() => withCa(path.join(dir, 'not-a-ca'))).toThrow(
+        /^DB_CA_FILE: .*not-a-ca holds no PEM certificate$/,
+      );
+    });
   });
 });

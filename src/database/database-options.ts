@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { DataSourceOptions } from 'typeorm';
 import { databaseClient } from './database-client.js';
 import { CreateUsersAndPosts1718000000000 } from '../../migrations/1718000000000-CreateUsersAndPosts.js';
@@ -11,11 +12,27 @@ import { UserChangesPurgeFunction1718000000007 } from '../../migrations/17180000
 import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
+/** The PEM CA of DB_CA_FILE; an error naming the setting when it cannot be read or holds none. */
+function caOf(file: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`DB_CA_FILE: cannot read ${file} (${(error as { code?: string }).code})`, {
+      cause: error,
+    });
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error(`DB_CA_FILE: ${file} holds no PEM certificate`);
+  }
+  return pem;
+}
+
 /** pg Pool and Client settings shared by the primary's pool and the replicas' pools. */
 export function poolOptions(
   db: Pick<
     DatabaseSettings,
-    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleS' | 'maxLifetimeS'
+    'connectTimeoutMs' | 'statementTimeoutMs' | 'keepAliveIdleS' | 'maxLifetimeS' | 'caFile'
   >,
   { requireWritable }: { requireWritable: boolean },
 ) {
@@ -27,6 +44,10 @@ export function poolOptions(
     keepAlive: db.keepAliveIdleS > 0,
     keepAliveInitialDelayMillis: db.keepAliveIdleS * 1000,
     maxLifetimeSeconds: db.maxLifetimeS,
+    // sslmode=verify-full: the chain must lead to this CA and the certificate must name the host
+    // (Node's defaults once a CA is given). The URLs carry no ssl parameter (validateEnv): pg
+    // would let them override this.
+    ssl: db.caFile ? { ca: caOf(db.caFile) } : undefined,
   };
 }
 

@@ -20,11 +20,28 @@ interface Outcome {
   logger: Logger;
 }
 
+/** The call's deadline has passed (grpc-js gives Infinity when the caller set none). */
+function deadlinePassed(call: ServerUnaryCall<unknown, unknown>): boolean {
+  const deadline = call.getDeadline();
+  return (deadline instanceof Date ? deadline.getTime() : deadline) <= Date.now();
+}
+
 /**
- * One log line and one metric sample per call of a unary gRPC method: method, status code,
- * duration, request id and, with authentication on, the caller. The request id goes back in the
- * response metadata (`x-request-id`), as HTTP sends it back in a header, and onto the call's span
- * when tracing is on. Calls the guard refuses never reach the handler; the guard logs those.
+ * The code the caller saw. Once a call is cancelled grpc-js has already answered it:
+ * DEADLINE_EXCEEDED when its deadline passed, else CANCELLED; the handler's own OK or CANCELLED
+ * never reached it. A failure of the handler's keeps its code, which says more.
+ */
+export function answeredCode(call: ServerUnaryCall<unknown, unknown>, code: status): status {
+  if (!call.cancelled || (code !== status.OK && code !== status.CANCELLED)) return code;
+  return deadlinePassed(call) ? status.DEADLINE_EXCEEDED : status.CANCELLED;
+}
+
+/**
+ * One log line and one metric sample per call of a gRPC method: method, status code as the
+ * caller saw it (answeredCode), duration, request id and, with authentication on, the caller.
+ * The request id goes back in the response metadata (`x-request-id`), as HTTP sends it back in a
+ * header, and onto the call's span when tracing is on. Calls the guard refuses never reach the
+ * handler: the guard records those through `refused`, so the SLIs count them too.
  *
  * A plain async wrapper the handler runs its work in, rather than a Nest interceptor: Nest runs
  * every interceptor through an RxJS pipeline per call (defer, mergeAll, an async resource each),
@@ -69,13 +86,22 @@ export class ObservedGrpcMethod {
     return reply;
   }
 
+  /** Records a call the authentication guard refused with `code`, `fields` saying why. */
+  refused(started: bigint, code: status, fields: object): void {
+    const { handled, seconds, logger, message } = this.outcomeOf(code);
+    handled.inc();
+    seconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    logger.info(fields, message);
+  }
+
   private record(
     call: ServerUnaryCall<unknown, unknown>,
     requestId: string,
     started: bigint,
-    code: status,
+    handlerCode: status,
     error?: unknown,
   ): void {
+    const code = answeredCode(call, handlerCode);
     // The request id goes out with the answer (in the same write as the message or the status,
     // where sending it before the query would cost a frame and a write of its own).
     const headers = new Metadata();
@@ -121,6 +147,8 @@ export class ObservedGrpcMethod {
 @Injectable()
 export class GrpcObservability {
   private readonly logger: Logger;
+  /** By full name, so the guard's refusals and the handler's calls share their metric children. */
+  private readonly methods = new Map<string, ObservedGrpcMethod>();
 
   constructor(
     @Inject(ROOT_LOGGER) rootLogger: Logger,
@@ -132,6 +160,12 @@ export class GrpcObservability {
 
   /** The observer of `service`'s method `method` (service as the proto names it: `users.Users`). */
   method(service: string, method: string): ObservedGrpcMethod {
-    return new ObservedGrpcMethod(this.logger, this.metrics, service, method);
+    const fullName = `${service}/${method}`;
+    let observed = this.methods.get(fullName);
+    if (!observed) {
+      observed = new ObservedGrpcMethod(this.logger, this.metrics, service, method);
+      this.methods.set(fullName, observed);
+    }
+    return observed;
   }
 }

@@ -7,6 +7,9 @@ import { activeSpan, traceFields } from './tracing.js';
 
 const QUIET_PATHS = new Set(['/health', '/health/ready']);
 
+/** The status of a request whose caller closed the connection before its answer was sent. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * 5xx are errors, except a probe's: readiness answers 503 by design while the database is away
  * (HealthService logs that once, as a warning) and during a planned drain, when it is news, not a
@@ -19,11 +22,13 @@ function levelOf(path: string, status: number, draining: () => boolean): Level {
 }
 
 /**
- * One log line and one metric sample per HTTP request, written when the response finishes:
+ * One log line and one metric sample per HTTP request, written when the response closes:
  * method, path (no query string), route template, status, duration, request id and, with
  * authentication on, the caller (`auth.sub`, `auth.clientId`) or why it was refused. Probes and
  * scrapes log at debug. Called by the request pipeline before the body parser, so requests
- * rejected while parsing (400, 413, 415) are logged too.
+ * rejected while parsing (400, 413, 415) are logged too. A request whose caller left before its
+ * answer was sent is recorded with status 499 (nginx's "client closed request"): it never
+ * finishes, and would otherwise be in neither the logs nor the SLIs.
  *
  * Deliberately a single `finish` listener rather than pino-http: no child logger and no
  * serializers per request (this runs on every request; see bench/README.md).
@@ -39,12 +44,12 @@ export function httpObservability(
   const lines = logger.child({ context: 'HTTP' }, { redact: { paths: [] } });
   return (request, response) => {
     const started = process.hrtime.bigint();
-    // The SERVER span has ended when 'finish' reaches this listener: keep its ids from now.
+    // The SERVER span has ended when 'close' reaches this listener: keep its ids from now.
     const span = activeSpan();
     span?.setAttribute('http.request_id', request.id);
-    response.once('finish', () => {
+    response.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const status = response.statusCode;
+      const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED_REQUEST;
       const route = routeOf(request, status);
       metrics.httpRequestDuration.observe(
         { method: request.method, route, status: String(status) },

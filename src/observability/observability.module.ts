@@ -80,7 +80,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
 /**
  * Logs (pino through nestjs-pino, which also becomes Nest's own logger) and Prometheus metrics
  * (served on METRICS_PORT by MetricsServer); the gRPC methods' call lines and samples come from
- * GrpcObservability (src/grpc/), provided by the module whose controller it observes.
+ * GrpcObservability (src/grpc/), provided by AuthModule, whose gRPC guard records refused calls.
  * The HTTP request logger is mounted by configureApp, before the body parser.
  */
 @Global()

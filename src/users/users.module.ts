@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ChangesModule } from '../changes/changes.module.js';
-import { GrpcObservability } from '../grpc/grpc-observability.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { ListsModule } from '../lists/lists.module.js';
 import { User } from './user.entity.js';
@@ -13,8 +12,7 @@ import { UsersService } from './users.service.js';
 @Module({
   imports: [ChangesModule, IdempotencyModule, ListsModule, TypeOrmModule.forFeature([User])],
   controllers: [UsersController, UsersGrpcController],
-  // GrpcObservability: the call log line, metrics and request id of UsersGrpcController's methods.
-  providers: [UsersService, UsersRepository, GrpcObservability],
+  providers: [UsersService, UsersRepository],
   exports: [UsersService],
 })
 export class UsersModule {}

@@ -3,6 +3,8 @@ import http from 'node:http';
 import request from 'supertest';
 import { getUser, usersClient, type UsersClient } from '../../scripts/lib/grpc-client.mjs';
 import { send } from '../../scripts/lib/http-client.mjs';
+import { waitFor } from '../../scripts/lib/service-process.mjs';
+import { ChangesPoller } from '../../src/changes/changes-poller.js';
 import { HealthService } from '../../src/health/health.service.js';
 import { capturingLogger } from '../support/capturing-logger.js';
 import { createTestApp, resetDatabase, TEST_API_KEYS, type TestApp } from '../support/test-app.js';
@@ -98,6 +100,32 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
         grpc: { method: 'users.Users/GetUser', code: 'NOT_FOUND' },
         durationMs: expect.any(Number),
       }),
+    );
+  });
+
+  it('records a request whose caller left before its answer, as status 499', async () => {
+    const { next } = (await t.http().get('/users/changes').expect(200)).body as { next: string };
+    const gone = http.get(new URL(`/users/changes?wait=30&after=${next}`, t.url), {
+      headers: { 'x-request-id': 'log-test-gone' },
+    });
+    gone.on('error', () => {});
+    await waitFor('the long poll to wait', () =>
+      Promise.resolve(t.app.get(ChangesPoller).waiting === 1),
+    );
+    gone.destroy();
+    await waitFor('its line', () =>
+      Promise.resolve(captured.lines().some((entry) => entry.requestId === 'log-test-gone')),
+    );
+    expect(captured.lines().find((entry) => entry.requestId === 'log-test-gone')).toEqual(
+      expect.objectContaining({
+        msg: 'GET /users/changes 499',
+        res: { statusCode: 499 },
+        durationMs: expect.any(Number),
+      }),
+    );
+    const metrics = (await request(t.metricsUrl).get('').expect(200)).text;
+    expect(metrics).toMatch(
+      /^http_request_duration_seconds_count\{method="GET",route="\/users\/changes",status="499"\} 1$/m,
     );
   });
 

@@ -1,5 +1,6 @@
 // The image: how the Dockerfile builds and runs the service, and what .dockerignore keeps out of
 // its build context.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -8,6 +9,7 @@ import {
   dockerfile,
   healthCheckTarget,
   last,
+  placedFiles,
   runtime,
   stageEnv,
   stageLabels,
@@ -99,18 +101,7 @@ describe('Dockerfile', () => {
   });
 
   it('runtime has everything read at run time, where the code looks for it', () => {
-    const dir = workdir(runtime);
-    const placed = new Map<string, string>();
-    for (const copy of copies(runtime)) {
-      for (const source of copy.sources) {
-        const name = copy.from ? path.posix.relative(workdir(builder!), source) : source;
-        // `COPY a b/` puts a at b/a; `COPY a b` puts it at b.
-        const dest = copy.dest.endsWith('/')
-          ? path.posix.join(path.posix.resolve(dir, copy.dest), path.posix.basename(name))
-          : path.posix.resolve(dir, copy.dest);
-        placed.set(name, path.posix.relative(dir, dest));
-      }
-    }
+    const placed = placedFiles(runtime, workdir(builder!));
     for (const file of [
       'dist',
       'proto',
@@ -191,6 +182,64 @@ describe('Dockerfile', () => {
       (mount) => !mount.readOnly && volumes.get(mount.name)?.emptyDir !== undefined,
     );
     expect(writable.some((mount) => cache!.startsWith(`${mount.mountPath}/`))).toBe(true);
+  });
+});
+
+describe('Dockerfile: the relay target', () => {
+  const relay = dockerfile.find((stage) => stage.name === 'relay')!;
+
+  /** The files of this repository a module imports (relative specifiers), transitively. */
+  function localImports(file: string, seen = new Set<string>()): Set<string> {
+    seen.add(file);
+    for (const [, specifier] of read(file).matchAll(/^import [^;]*?from '(\.[^']+)'/gm)) {
+      const imported = path.posix.join(path.posix.dirname(file), specifier);
+      if (!seen.has(imported)) localImports(imported, seen);
+    }
+    return seen;
+  }
+
+  it('is an image of its own on the same base, running scripts/relay.mjs as the node user', () => {
+    expect(relay).toBeDefined();
+    expect(relay).not.toBe(runtime);
+    expect(relay.image).toBe(runtime.image);
+    expect(JSON.parse(last(relay, 'CMD')!)).toEqual(['node', 'scripts/relay.mjs']);
+    expect(pkg.scripts.relay).toBe('node scripts/relay.mjs');
+    expect(last(relay, 'USER')).toBe(last(runtime, 'USER'));
+    expect(last(relay, 'EXPOSE')).toBe('9465');
+    expect(healthCheckTarget(last(relay, 'HEALTHCHECK') ?? '')).toBeUndefined();
+    expect(last(relay, 'HEALTHCHECK')).toContain(
+      "(process.env.RELAY_METRICS_PORT || 9465) + '/health'",
+    );
+  });
+
+  it('ships the relay, every module it imports and the proto, where they import them from', () => {
+    const placed = placedFiles(relay);
+    const needed = [
+      ...localImports('scripts/relay.mjs'),
+      'proto',
+      'package.json',
+      'package-lock.json',
+    ];
+    expect(needed).toEqual(
+      expect.arrayContaining(['scripts/lib/feed-relay.mjs', 'scripts/lib/relay-lock.mjs']),
+    );
+    for (const file of needed) expect([file, placed.get(file)]).toEqual([file, file]);
+    const install = all(relay, 'RUN').find((run) => /\bnpm ci\b/.test(run));
+    expect(install).toMatch(/--omit=dev\b/);
+    expect(install).not.toMatch(/@nats-io/);
+  });
+
+  it('is the only image with the NATS packages: the service removes them, and never imports them', () => {
+    const nats = Object.keys(pkg.dependencies).filter((name) => name.startsWith('@nats-io/'));
+    expect(nats.length).toBeGreaterThan(0);
+    const install = all(runtime, 'RUN').find((run) => /\bnpm ci\b/.test(run));
+    expect(install).toMatch(/&& rm -rf node_modules\/@nats-io\b/);
+    // git grep exits 1 when nothing matches.
+    const inSources = spawnSync('git', ['grep', '-l', '@nats-io', '--', 'src'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect([inSources.status, inSources.stdout]).toEqual([1, '']);
   });
 });
 

@@ -2,6 +2,7 @@
 // exports: the service runs in-process (createTestApp), takes a little HTTP and gRPC traffic,
 // and its /metrics (on the metrics port) names what it exports. Histogram suffixes and the series
 // the rules record count as known.
+import { RelayMetrics } from '../../scripts/lib/relay-status.mjs';
 import request from 'supertest';
 import { getUser, usersClient, type UsersClient } from '../../scripts/lib/grpc-client.mjs';
 import { dashboard } from '../../scripts/lib/grafana-dashboard.mjs';
@@ -13,6 +14,19 @@ import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.
 /** Series Prometheus writes itself for every target it scrapes. */
 const PROMETHEUS_SERIES = ['up'];
 const HISTOGRAM_SERIES = ['_bucket', '_sum', '_count'];
+/** The rule group that reads the change feed relay's metrics (scripts/lib/relay-status.mjs). */
+const RELAY_GROUP = 'users-service-relay';
+/** The rule group that reads kube-state-metrics (docs/monitoring.md, "Kubernetes alerts"). */
+const KUBERNETES_GROUP = 'users-service-kubernetes';
+/** The kube-state-metrics series it reads, and no others. */
+const KUBE_STATE_METRICS = new Set([
+  'kube_pod_container_status_restarts_total',
+  'kube_deployment_status_replicas_available',
+  'kube_deployment_status_condition',
+  'kube_job_failed',
+  'kube_horizontalpodautoscaler_status_current_replicas',
+  'kube_horizontalpodautoscaler_spec_max_replicas',
+]);
 
 /** Every metric the exposition declares (`# TYPE`), histograms with their series. */
 function exportedNames(text: string): Set<string> {
@@ -113,12 +127,44 @@ describe('metrics the dashboard and the rules query (e2e)', () => {
   });
 
   it('queries, in every recording and alerting rule, only metrics it exports or records', () => {
-    const rules = groups.flatMap((group) => group.rules);
+    const rules = groups
+      .filter((group) => group.name !== KUBERNETES_GROUP && group.name !== RELAY_GROUP)
+      .flatMap((group) => group.rules);
     expect(rules.length).toBeGreaterThan(100);
     for (const rule of rules) {
       const where = rule.record ?? rule.alert;
       const names = metricNames(rule.expr);
       expect([where, names.filter((name) => !known.has(name))]).toEqual([where, []]);
+    }
+  });
+
+  it('queries, in the relay alerts, only metrics the relay exports', async () => {
+    const relayExports = new Set(
+      (await new RelayMetrics().registry.getMetricsAsJSON()).map((metric) => metric.name),
+    );
+    const rules = groups.find((group) => group.name === RELAY_GROUP)?.rules ?? [];
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      const names = metricNames(rule.expr);
+      expect([rule.alert, names.length > 0]).toEqual([rule.alert, true]);
+      expect([rule.alert, names.filter((name) => !relayExports.has(name))]).toEqual([
+        rule.alert,
+        [],
+      ]);
+    }
+  });
+
+  it('queries, in the Kubernetes alerts, only the kube-state-metrics series they name', () => {
+    const rules = groups.find((group) => group.name === KUBERNETES_GROUP)?.rules ?? [];
+    const used = new Set(rules.flatMap((rule) => metricNames(rule.expr)));
+    expect([...used].sort()).toEqual([...KUBE_STATE_METRICS].sort());
+    for (const rule of rules) {
+      const names = metricNames(rule.expr);
+      expect([rule.alert, names.length > 0]).toEqual([rule.alert, true]);
+      expect([rule.alert, names.filter((name) => !KUBE_STATE_METRICS.has(name))]).toEqual([
+        rule.alert,
+        [],
+      ]);
     }
   });
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 // The Dockerfile, parsed: its stages, instructions and what they copy, set and label.
 import { read } from './project-files.js';
 
@@ -70,6 +71,26 @@ export function copies(stage: Stage): Copy[] {
     const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length);
     return { from, sources: paths.slice(0, -1), dest: paths.at(-1)! };
   });
+}
+
+/**
+ * Where a stage's COPY instructions put each source, relative to its working directory: a source
+ * copied from another stage is named relative to `fromWorkdir`, that stage's.
+ */
+export function placedFiles(stage: Stage, fromWorkdir = '/'): Map<string, string> {
+  const dir = workdir(stage);
+  const placed = new Map<string, string>();
+  for (const copy of copies(stage)) {
+    for (const source of copy.sources) {
+      const name = copy.from ? path.posix.relative(fromWorkdir, source) : source;
+      // `COPY a b/` puts a at b/a; `COPY a b` puts it at b.
+      const dest = copy.dest.endsWith('/')
+        ? path.posix.join(path.posix.resolve(dir, copy.dest), path.posix.basename(name))
+        : path.posix.resolve(dir, copy.dest);
+      placed.set(name, path.posix.relative(dir, dest));
+    }
+  }
+  return placed;
 }
 
 /** `ENV A=1 B=2` lines of a stage, merged. */
