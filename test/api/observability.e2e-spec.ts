@@ -207,6 +207,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     );
     const list = doc.paths['/users'].get;
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      'active',
       'cursor',
       'limit',
       'page',

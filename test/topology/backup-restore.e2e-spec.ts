@@ -261,6 +261,7 @@ describe('backup and point-in-time restore with pgBackRest (e2e)', () => {
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(again.body).toEqual({
       ...body,
+      active: true,
       id: expect.any(Number),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
