@@ -189,13 +189,13 @@ export function databaseClient(
       error?: Error,
     ): Error | undefined {
       if (unreplicated.has(query)) {
-        // Committed locally and visible to every reader, replicated or not: a retry would only
-        // find it and acknowledge it.
-        return final(
-          unknownOutcome(
-            'the wait for the synchronous standby was cut short; the commit may be missing on the standby',
-            error,
-          ),
+        // Committed locally and visible to every reader, replicated or not. A keyed create may
+        // still run again (a demotion's fast shutdown ends waits this way): its retry finds the
+        // stored key, and the replay returns only once the standby has the outcome
+        // (IdempotencyKeysRepository.find).
+        return unknownOutcome(
+          'the wait for the synchronous standby was cut short; the commit may be missing on the standby',
+          error,
         );
       }
       if (!error) return undefined;
@@ -358,8 +358,7 @@ function final<E extends Error>(error: E): E {
 /**
  * The failure is the request's answer, never a reason to run its work again: the statement
  * outlived the statement timeout (the request has had its time, and a COMMIT left waiting still
- * holds its locks, so a retry would only wait for them), or a commit's wait for the standby was
- * cut short (the row is visible on this primary, so a retry would find and acknowledge it).
+ * holds its locks, so a retry would only wait for them).
  */
 export function isFinalFailure(error: unknown): boolean {
   const driver: unknown = error instanceof QueryFailedError ? error.driverError : error;

@@ -15,8 +15,7 @@ export const FAILOVER_RETRY_MAX_MS = 1000;
  * on a fresh connection a moment later. The connection gate's refusal while attempts back off
  * carries the code of the failure behind it, so it counts when that failure does.
  *
- * Never a final failure (isFinalFailure: a statement that outlived the statement timeout, or a
- * commit whose wait for the synchronous standby was cut short, visible on this primary already),
+ * Never a final failure (isFinalFailure: a statement that outlived the statement timeout),
  * a full pool (an overload, which a retry would only prolong), too many connections, lock or
  * serialization failures, or any error of a query itself.
  */

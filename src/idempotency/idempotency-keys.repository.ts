@@ -52,7 +52,9 @@ export class IdempotencyKeysRepository {
       headers: sql.column('headers'),
       body: sql.column('body'),
     };
-    this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1`;
+    // A row lock takes a transaction id and is written to the WAL, so the statement's implicit
+    // commit waits for the synchronous standby like any write's (one without WAL never waits).
+    this.findSql = `SELECT ${sql.selectList} FROM ${sql.table} WHERE ${key} = $1 FOR KEY SHARE`;
     this.purgeSql =
       `DELETE FROM ${sql.table} WHERE ${key} IN (SELECT ${key} FROM ${sql.table} ` +
       `WHERE ${sql.column('createdAt')} < now() - make_interval(hours => $1) ` +
@@ -89,7 +91,16 @@ export class IdempotencyKeysRepository {
     return isUniqueViolation(error, KEY_CONSTRAINT);
   }
 
-  /** The stored key and outcome; undefined if it has just been purged. */
+  /**
+   * The stored key and outcome, to replay; undefined if it has just been purged. It returns only
+   * once the synchronous standby has the stored outcome: the statement locks the row (FOR KEY SHARE,
+   * which blocks no create), so it commits WAL of its own after the outcome's, and a commit
+   * returns only when the standby has everything up to it. A stored outcome may be on this primary alone: its commit's wait for the
+   * standby was cut short (an operator's cancel, a terminated connection) or its connection broke
+   * mid-wait and the server crashed. Replaying it at once would acknowledge a create a failover
+   * could take back; this way the replay waits, as the first answer would have, and a statement
+   * timeout meanwhile is a 503 like the first one's.
+   */
   async find(key: string): Promise<IdempotencyKey | undefined> {
     const [row] = await this.scope.queryable().query(this.findSql, [key]);
     return row && this.sql.toEntity(row);

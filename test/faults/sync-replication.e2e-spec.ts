@@ -146,7 +146,8 @@ describe('synchronous replication: no create is acknowledged before the standby 
       .send({ name: 'Fay', email: 'fay@example.com' })
       .expect(201);
   });
-  // Last: it leaves a cut-short wait in the primary's log, which the tests above check is empty.
+  // From here on: each leaves a cut-short wait in the primary's log, which the tests above check
+  // is empty.
   it('answers a commit whose wait an operator cut short as unknown, knowing the warning by its routine', async () => {
     await requireStandby('absent_standby');
     const client = new (databaseClient(0))({ connectionString: pair.primary.url });
@@ -175,6 +176,78 @@ describe('synchronous replication: no create is acknowledged before the standby 
       );
     } finally {
       await client.end();
+    }
+  });
+  /** The one session of the service whose commit waits for the standby, once there is one. */
+  async function waitingBackend(statement: RegExp = /./): Promise<number> {
+    let pid: number | undefined;
+    await waitFor('a commit waiting for the standby', async () => {
+      const { rows } = await pair.admin.query<{ pid: number; query: string }>(
+        `SELECT pid, query FROM pg_stat_activity
+          WHERE wait_event = 'SyncRep' AND application_name = 'users-service'`,
+      );
+      pid = rows.find((row) => statement.test(row.query))?.pid;
+      return pid !== undefined;
+    });
+    return pid!;
+  }
+
+  it('replays a keyed create whose wait an operator cut short only once the standby has it', async () => {
+    await requireStandby('absent_standby');
+    const send = () =>
+      t
+        .http()
+        .post('/users')
+        .set('Idempotency-Key', 'sync-cut')
+        .send({ name: 'Hal', email: 'hal@example.com' });
+    await send().expect(503);
+    // An operator cancels the waiting commit: it is visible on the primary, not on the standby.
+    await pair.admin.query('SELECT pg_cancel_backend($1)', [await waitingBackend()]);
+    await waitFor(
+      'the cut-short commit',
+      async () => (await usersWithEmail('hal@example.com')) === 1,
+    );
+
+    // The retry finds the stored key, but the standby still lacks the outcome: no 201 yet.
+    const started = Date.now();
+    const early = await send().expect(503);
+    expect(early.body).toEqual(SERVICE_UNAVAILABLE);
+    // It waited for the standby until the statement timeout, as the first attempt did.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS);
+
+    await requireStandby('*');
+    const replayed = await send().expect(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body).toEqual(
+      expect.objectContaining({ name: 'Hal', email: 'hal@example.com' }),
+    );
+  });
+
+  it("runs a keyed create again itself when a server's shutdown ended its wait, and answers 201 once the standby has it", async () => {
+    // A statement timeout longer than the steps below, so that only the termination ends the wait.
+    const patient = await createTestApp({
+      env: { DATABASE_URL: pair.primary.url, DB_STATEMENT_TIMEOUT_MS: '20000' },
+    });
+    try {
+      await requireStandby('absent_standby');
+      const answer = patient
+        .http()
+        .post('/users')
+        .set('Idempotency-Key', 'sync-terminated')
+        .send({ name: 'Ivy', email: 'ivy@example.com' })
+        .then((res) => res);
+      // What a fast shutdown does to each session: its wait ends, its connection with it.
+      await pair.admin.query('SELECT pg_terminate_backend($1)', [await waitingBackend()]);
+      // The service's own retry meets the stored key; its replay waits for the standby.
+      await waitingBackend(/FOR KEY SHARE/);
+      expect(await usersWithEmail('ivy@example.com')).toBe(1);
+      await requireStandby('*');
+      const res = await answer;
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual(expect.objectContaining({ name: 'Ivy', email: 'ivy@example.com' }));
+      expect(await usersWithEmail('ivy@example.com')).toBe(1);
+    } finally {
+      await patient.close();
     }
   });
 });
