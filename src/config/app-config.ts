@@ -43,8 +43,6 @@ export interface OverloadSettings {
   retryAfterS: number;
   /** Open HTTP connections past which the longest idle one is closed. */
   maxConnections: number;
-  /** The event loop's utilisation (0.5 to 1) above which new work is shed; 1: never. */
-  loopBusy: number;
 }
 
 /** Bearer-token authentication (AUTH_*); `mode: 'none'` turns it off. */
@@ -132,7 +130,6 @@ export class AppConfig {
         queueTimeoutMs: env.OVERLOAD_QUEUE_TIMEOUT_MS,
         retryAfterS: env.OVERLOAD_RETRY_AFTER_S,
         maxConnections: env.OVERLOAD_MAX_CONNECTIONS,
-        loopBusy: env.OVERLOAD_LOOP_BUSY_PERCENT / 100,
       },
       idempotency: {
         waitMs: env.IDEMPOTENCY_WAIT_MS,

@@ -148,11 +148,6 @@ export class EnvironmentVariables {
   @EnvInt(1, 1_000_000)
   OVERLOAD_MAX_CONNECTIONS = 4096;
 
-  // While the event loop runs more than this percentage of each 100 ms window, only a share of new
-  // work is admitted (LoopSaturation); 100 turns that off.
-  @EnvInt(50, 100)
-  OVERLOAD_LOOP_BUSY_PERCENT = 90;
-
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 

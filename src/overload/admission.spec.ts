@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { OverloadSettings } from '../config/app-config.js';
 import { AdmissionController, type AdmissionRequest } from './admission.js';
-import { LoopSaturation } from './loop-saturation.js';
 import type { RejectReason, WorkClass } from './work-class.js';
 
 const FIXED: OverloadSettings = {
@@ -12,7 +11,6 @@ const FIXED: OverloadSettings = {
   queueTimeoutMs: 100,
   retryAfterS: 1,
   maxConnections: 100,
-  loopBusy: 0.9,
 };
 
 /** A request as a transport would offer it, recording what admission did with it. */
@@ -146,27 +144,5 @@ describe(AdmissionController.name, () => {
     expect([older.outcome, newer.outcome]).toEqual([undefined, 'admitted']);
     jest.advanceTimersByTime(FIXED.queueTimeoutMs / 10 + 5);
     expect(older.outcome).toBe('queue_timeout');
-  });
-
-  it('turns new work away as saturated while the event loop is, before the limit is asked', () => {
-    let busy = 0.99;
-    const saturation = new LoopSaturation(
-      FIXED.loopBusy,
-      () => busy,
-      () => 0.5,
-    );
-    const saturated = new AdmissionController(FIXED, saturation);
-    try {
-      for (let window = 0; window < 5; window++) saturation.tick();
-      // 0.75 ** 4 ≈ 0.32 of new work: a draw of 0.5 is turned away, in every class.
-      expect(outcomes(offer(saturated, 'write'))).toEqual(['saturated']);
-      expect(outcomes(offer(saturated, 'feed'))).toEqual(['saturated']);
-      expect(saturated.stats.inFlight).toBe(0);
-      busy = 0.5;
-      for (let window = 0; window < 20; window++) saturation.tick();
-      expect(outcomes(offer(saturated, 'write'))).toEqual(['admitted']);
-    } finally {
-      saturated.close();
-    }
   });
 });

@@ -1,6 +1,5 @@
 import type { OverloadSettings } from '../config/app-config.js';
 import { GradientLimit } from './gradient-limit.js';
-import { LoopSaturation } from './loop-saturation.js';
 import type { RejectReason, WorkClass } from './work-class.js';
 
 /** One request or call waiting for admission, as its transport presents it. */
@@ -39,10 +38,9 @@ export interface AdmissionStats {
 }
 
 /**
- * Admission before work, for both transports. While the event loop is saturated only a share of
- * new work is let through (LoopSaturation), the rest rejected as `saturated`. Then a request
- * starts only while fewer than the limit are in flight (its class's share of it, so the feed,
- * then lists, are turned away first), else it waits in a short queue, else it is rejected at once. The queue is CoDel-like, as in
+ * Admission before work, for both transports: a request starts only while fewer than the limit
+ * are in flight (its class's share of it, so the feed, then lists, are turned away first), else
+ * it waits in a short queue, else it is rejected at once. The queue is CoDel-like, as in
  * Facebook's "Fail at Scale": a request waits at most `queueTimeoutMs` while the queue drains,
  * but only a tenth of it once the queue has not been empty for that long (a standing queue is
  * overload, not a burst); then a free slot takes the newest waiter first (adaptive LIFO), whose
@@ -63,13 +61,9 @@ export class AdmissionController {
   /** Observes how long each admitted request waited (0 when it did not). */
   onWait: (waitedMs: number) => void = () => {};
 
-  constructor(
-    private readonly settings: OverloadSettings,
-    private readonly saturation = new LoopSaturation(settings.loopBusy),
-  ) {
+  constructor(private readonly settings: OverloadSettings) {
     this.gradient = new GradientLimit(settings);
     this.lastEmpty = performance.now();
-    this.saturation.start();
   }
 
   get limit(): number {
@@ -90,7 +84,6 @@ export class AdmissionController {
     const now = performance.now();
     if (now >= request.deadline) return request.reject('deadline');
     const workClass = request.workClass;
-    if (!this.saturation.admits(workClass)) return request.reject('saturated');
     if (workClass === 'feed') return this.offerFeed(request);
     if (this.mayStart(workClass) && !this.queuedAtOrAbove(workClass)) {
       this.start(request, now, 0);
@@ -201,6 +194,5 @@ export class AdmissionController {
     }
     this.queued = 0;
     this.stopSweeping(performance.now());
-    this.saturation.stop();
   }
 }

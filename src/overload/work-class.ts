@@ -7,13 +7,7 @@ export const WORK_CLASSES = ['feed', 'list', 'read', 'write'] as const;
 export type WorkClass = (typeof WORK_CLASSES)[number];
 
 /** Why a request was turned away (the `reason` label of overload_rejected_total). */
-export const REJECT_REASONS = [
-  'limit',
-  'queue_timeout',
-  'deadline',
-  'client_gone',
-  'saturated',
-] as const;
+export const REJECT_REASONS = ['limit', 'queue_timeout', 'deadline', 'client_gone'] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

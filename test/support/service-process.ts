@@ -1,8 +1,6 @@
 // The built service as the e2e specs run it (scripts/lib/service-process.mjs, shared with the
 // benchmark and the soak run): NODE_ENV=test and info logs unless a spec says otherwise, and the
-// whole output kept, because specs assert on it. The event-loop saturation guard is off unless a
-// spec turns it on: the suites check behaviour under their load on a shared machine, not capacity
-// (the benchmark runs the service as deployed).
+// whole output kept, because specs assert on it.
 import { startService as start, type ServiceProcess } from '../../scripts/lib/service-process.mjs';
 
 export {
@@ -13,7 +11,5 @@ export {
 } from '../../scripts/lib/service-process.mjs';
 
 export function startService(env: Record<string, string>): Promise<ServiceProcess> {
-  return start({
-    env: { NODE_ENV: 'test', LOG_LEVEL: 'info', OVERLOAD_LOOP_BUSY_PERCENT: '100', ...env },
-  });
+  return start({ env: { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env } });
 }

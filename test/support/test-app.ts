@@ -62,9 +62,6 @@ export async function createTestApp(
     SHUTDOWN_DRAIN_MS: '0',
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOGS ? 'debug' : 'silent',
-    // The suites check behaviour, not capacity: the test process's own work runs on the app's
-    // event loop, so the saturation guard stays off unless a spec turns it on.
-    OVERLOAD_LOOP_BUSY_PERCENT: '100',
     ...options.env,
   });
   const config = AppConfig.fromEnv(env);
