@@ -1,6 +1,6 @@
 // What `npm run bench -- --overload` watches on the service during and after each run: the
 // kubelet's probes (GET /health with a 3 s timeout, GET /health/ready with 2 s, every second, a
-// new connection each), the peak RSS of its process (VmRSS every 100 ms), the time it takes after
+// new connection each, on the metrics port as the Deployment has them), the peak RSS of its process (VmRSS every 100 ms), the time it takes after
 // the load ends to answer GET /users/:id with a 200 within 250 ms again, and the counters of its
 // /metrics (rejections by class, gRPC calls by status) read before and after a run.
 import { readFileSync } from 'node:fs';
@@ -61,12 +61,14 @@ export function watch(target) {
   const loop = (async () => {
     while (!stopped) {
       for (const probe of PROBES) {
-        const answer = getOnce(target.port, probe.path, probe.timeoutMs).then(({ status, ms }) => {
-          const tally = probes[probe.name];
-          tally.sent++;
-          if (status !== 200) tally.failed++;
-          tally.worstMs = Math.max(tally.worstMs, ms);
-        });
+        const answer = getOnce(target.metricsPort, probe.path, probe.timeoutMs).then(
+          ({ status, ms }) => {
+            const tally = probes[probe.name];
+            tally.sent++;
+            if (status !== 200) tally.failed++;
+            tally.worstMs = Math.max(tally.worstMs, ms);
+          },
+        );
         pending.add(answer);
         answer.finally(() => pending.delete(answer));
       }

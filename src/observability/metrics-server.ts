@@ -12,15 +12,25 @@ import { ROOT_LOGGER } from './logging.js';
 import { MetricsService } from './metrics.service.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** What a route of this port answers: a status and a JSON body. */
+export interface PortAnswer {
+  status: number;
+  body: object;
+}
 
 /**
  * Prometheus `GET /metrics` on its own port (METRICS_PORT), never on the API port: a scraper needs
  * no API access, and a NetworkPolicy or mesh policy can open one port to Prometheus and the other
- * to callers. A bare node:http server: no middleware, no authentication, nothing else served.
+ * to callers. Other modules add GET routes of their own before the app starts (`route`): the
+ * kubelet's probes (ProbeRoutes), which a listener of their own keeps out of the API port's
+ * accept queue. A bare node:http server: no middleware, no authentication, nothing else served.
  */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private server?: Server;
+  private readonly routes = new Map<string, () => PortAnswer | Promise<PortAnswer>>();
 
   constructor(
     private readonly config: AppConfig,
@@ -33,11 +43,34 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     return (this.server?.address() as AddressInfo | null)?.port;
   }
 
+  /** Serves `GET path` (and HEAD) on this port with `answer`: call before the app starts. */
+  route(path: string, answer: () => PortAnswer | Promise<PortAnswer>): void {
+    this.routes.set(path, answer);
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     const server = createServer((request, response) => {
       const path = (request.url ?? '').split('?')[0];
-      if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      const readOnly = request.method === 'GET' || request.method === 'HEAD';
+      const route = this.routes.get(path);
+      if (readOnly && route) {
+        Promise.resolve()
+          .then(route)
+          .then(
+            ({ status, body }) => {
+              response.writeHead(status, { 'content-type': JSON_TYPE });
+              response.end(request.method === 'HEAD' ? undefined : JSON.stringify(body));
+            },
+            (error: unknown) => {
+              this.logger.error({ err: error, context: 'Metrics' }, `${path} failed`);
+              response.writeHead(500, { 'content-type': JSON_TYPE });
+              response.end(JSON.stringify({ error: 'internal server error' }));
+            },
+          );
+        return;
+      }
+      if (path !== '/metrics' || !readOnly) {
+        response.writeHead(404, { 'content-type': JSON_TYPE });
         response.end(JSON.stringify({ error: `no route for ${request.method} ${path}` }));
         return;
       }
@@ -48,7 +81,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         },
         (error: unknown) => {
           this.logger.error({ err: error, context: 'Metrics' }, 'collecting metrics failed');
-          response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+          response.writeHead(500, { 'content-type': JSON_TYPE });
           response.end(JSON.stringify({ error: 'internal server error' }));
         },
       );

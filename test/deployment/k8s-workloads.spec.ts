@@ -84,22 +84,22 @@ describe.each(overlayCases)('Kubernetes workloads: k8s/overlays/%s', (_name, man
       expect(containerPort(container, 'grpc')).toBe(Number(cmData.GRPC_PORT));
     });
 
-    it('probes the health routes of HealthController', () => {
+    it("probes the health routes on the metrics port, out of the API port's accept queue", () => {
       const httpGet = (probe: IProbe | undefined) => ({
         path: probe?.httpGet?.path,
         port: probe?.httpGet?.port,
       });
       expect(httpGet(container.startupProbe)).toEqual({
         path: healthRoute('live'),
-        port: 'http',
+        port: 'metrics',
       });
       expect(httpGet(container.livenessProbe)).toEqual({
         path: healthRoute('live'),
-        port: 'http',
+        port: 'metrics',
       });
       expect(httpGet(container.readinessProbe)).toEqual({
         path: healthRoute('ready'),
-        port: 'http',
+        port: 'metrics',
       });
     });
 
