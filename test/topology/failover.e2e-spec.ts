@@ -8,7 +8,9 @@
 // no acknowledged create lost, one row per Idempotency-Key, every create answered 201 in the end,
 // every user's history linearizable (what readers saw included: no read ever showed a write the
 // failover then took back), a consumer that follows the change feed through the fault given every
-// committed change in order (replayed, it is the new primary's users table), no commit's wait for
+// committed change in order (replayed, it is the new primary's users table; in the partition, a
+// second consumer from a token taken while the standby was cut off rebuilds every user created
+// since), no commit's wait for
 // the standby cut short in the old leader's log, readiness back to 200, the same service process,
 // and recovery within a bound derived from Patroni's and HAProxy's timings. A switchover must not
 // show at all to a client sending keyed creates: the service retries them itself. Skipped, saying
@@ -37,7 +39,7 @@ import {
 } from '../support/service-process.js';
 import { CANCELLED_WAIT } from '../support/sync-standby.js';
 import { checkCreates, checkHistories, describeHistory, usersAbove } from './failover-checks.js';
-import { startFeedConsumer } from './feed-consumer.js';
+import { startFeedConsumer, type FeedConsumer } from './feed-consumer.js';
 import { startHistoryLoad } from './history-load.js';
 import { startKeyedLoad, type LoadFigures } from './keyed-load.js';
 
@@ -347,6 +349,7 @@ if (MISSING.length) {
 
     it(`survives a standby cut off for a few seconds, then the loss of the leader's node (round ${round})`, async () => {
       let partition = { from: 0, to: 0 };
+      let duringPartition: Promise<{ feed: FeedConsumer; at: number }> | undefined;
       const { load, after } = await underLoad(
         label('partition'),
         NODE_LOSS_BOUND_MS + PARTITION_MS,
@@ -357,6 +360,12 @@ if (MISSING.length) {
           // The standby stops taking WAL: the leader's commits wait for it.
           process.kill(receiver!, 'SIGSTOP');
           partition = { from: Date.now(), to: 0 };
+          // A second consumer starts from a list's Changes-Token taken now: the leader has used
+          // transaction ids the standby never gets, which the promoted standby hands out again.
+          duringPartition = startFeedConsumer(service!.url).then((feed) => ({
+            feed,
+            at: Date.now(),
+          }));
           try {
             // The partition lasts a set time (it is the fault, not a wait for something), long
             // enough for a commit waiting on the standby to reach the statement timeout.
@@ -383,6 +392,24 @@ if (MISSING.length) {
           (!a.ok || a.doneAt - a.sentAt >= STATEMENT_TIMEOUT_MS),
       );
       expect(held.length).toBeGreaterThan(0);
+      // The consumer from the partition's token misses nothing of the new primary: every user
+      // created after its token is rebuilt from its events, at the table's version.
+      const { feed, at } = await duringPartition!;
+      expect(at).toBeLessThan(partition.to);
+      await feed.catchUp();
+      const verdict = feed.verdict();
+      const createdSince = (record: Record<number, number>) =>
+        Object.fromEntries(Object.entries(record).filter(([id]) => Number(id) > feed.newestId));
+      const table = await usersAbove(after.url(DATABASE), feed.newestId);
+      console.log(
+        `failover ${label('partition')}: the consumer from a token taken during the partition ` +
+          `got ${verdict.events} events (${verdict.failedPolls} failed polls), rebuilt ` +
+          `${Object.keys(createdSince(verdict.rebuilt)).length} users created since against ` +
+          `${Object.keys(table).length} in the table`,
+      );
+      expect(verdict.outOfOrder.filter((id) => id > feed.newestId)).toEqual([]);
+      expect(createdSince(verdict.rebuilt)).toEqual(table);
+      expect(Object.keys(table).length).toBeGreaterThan(0);
       await replaceLost(after);
     }, 150_000);
 

@@ -86,3 +86,5 @@ export async function startFeedConsumer(baseUrl: string, { maxMs = 150_000 } = {
     },
   };
 }
+
+export type FeedConsumer = Awaited<ReturnType<typeof startFeedConsumer>>;
