@@ -59,6 +59,8 @@ GRANT pg_read_all_stats TO users_service_app;
 GRANT pg_monitor TO users_service_operator;
 ALTER ROLE users_service_operator SET default_transaction_read_only = on;
 ALTER ROLE users_service_operator SET statement_timeout = '30s';
+-- Their share of max_connections (k8s/base/config.env has the whole budget).
+ALTER ROLE users_service_operator CONNECTION LIMIT 5;
 
 -- The migration role owns the schema, so the tables, functions and triggers its migrations
 -- create are its own, and it alone grants on them. Nobody else creates objects in it (before

@@ -1,10 +1,12 @@
 // Traffic and scale in every rendered overlay: the Service, the NetworkPolicy, the disruption
 // budget and autoscaler, and the Prometheus ServiceMonitor.
+import { parse as parseYaml } from 'yaml';
 import { containerPort, labelsMatch, overlayCases, secretData } from '../support/k8s-manifests.js';
 import {
   CLIENT_NAMESPACE_LABEL,
   defaultGrpcPort,
   defaultMetricsPort,
+  read,
 } from '../support/project-files.js';
 
 describe.each(overlayCases)(
@@ -136,11 +138,25 @@ describe.each(overlayCases)(
         expect(cpu?.resource?.target.averageUtilization).toBeGreaterThan(0);
       });
 
-      it('stays within PostgreSQL connections at full scale during a rollout', () => {
-        // max_connections defaults to 100, with 3 reserved for superusers; the Job uses one.
+      it('stays within PostgreSQL connections at full scale during a rollout, with the relay and operators', () => {
+        // max_connections defaults to 100, with 3 reserved for superusers; the Job uses one, the
+        // relay one for its lock per replica (recreated, never two at once), and the people on
+        // call at most their role's connection limit.
         const surge = Number(deployment.spec?.strategy?.rollingUpdate?.maxSurge ?? 1);
         const pods = hpa.spec.maxReplicas + surge;
-        expect(pods * Number(cmData.DB_POOL_SIZE) + 1).toBeLessThanOrEqual(97);
+        const relay = parseYaml(read('k8s/relay/deployment.yaml')) as {
+          spec: { replicas: number; strategy: { type: string } };
+        };
+        expect(relay.spec.strategy.type).toBe('Recreate');
+        const operators = Number(
+          /ALTER ROLE users_service_operator CONNECTION LIMIT (\d+);/.exec(
+            read('deploy/sql/roles.sql'),
+          )?.[1],
+        );
+        expect(operators).toBeGreaterThan(0);
+        expect(
+          pods * Number(cmData.DB_POOL_SIZE) + 1 + relay.spec.replicas + operators,
+        ).toBeLessThanOrEqual(97);
       });
     });
 
