@@ -1,8 +1,9 @@
 // What `npm run bench -- --overload` watches on the service during and after each run: the
 // kubelet's probes (GET /health with a 3 s timeout, GET /health/ready with 2 s, every second, a
-// new connection each, on the metrics port as the Deployment has them), the peak RSS of its process (VmRSS every 100 ms), the time it takes after
-// the load ends to answer GET /users/:id with a 200 within 250 ms again, and the counters of its
-// /metrics (rejections by class, gRPC calls by status) read before and after a run.
+// new connection each, on the metrics port as the Deployment has them), the peak RSS of its
+// process (VmRSS every 100 ms), the time it takes after the load ends to answer GET /users/:id
+// with a 200 within 250 ms again, and the counters of its /metrics (rejections by class, gRPC
+// calls by status) read before and after a run.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -93,13 +93,13 @@ export class IdempotencyKeysRepository {
 
   /**
    * The stored key and outcome, to replay; undefined if it has just been purged. It returns only
-   * once the synchronous standby has the stored outcome: the statement locks the row (FOR KEY SHARE,
-   * which blocks no create), so it commits WAL of its own after the outcome's, and a commit
-   * returns only when the standby has everything up to it. A stored outcome may be on this primary alone: its commit's wait for the
-   * standby was cut short (an operator's cancel, a terminated connection) or its connection broke
-   * mid-wait and the server crashed. Replaying it at once would acknowledge a create a failover
-   * could take back; this way the replay waits, as the first answer would have, and a statement
-   * timeout meanwhile is a 503 like the first one's.
+   * once the synchronous standby has the stored outcome: the statement locks the row (FOR KEY
+   * SHARE, which blocks no create), so it commits WAL of its own after the outcome's, and a
+   * commit returns only when the standby has everything up to it. A stored outcome may be on
+   * this primary alone: its commit's wait for the standby was cut short (an operator's cancel, a
+   * terminated connection) or its connection broke mid-wait and the server crashed. Replaying it
+   * at once would acknowledge a create a failover could take back; this way the replay waits, as
+   * the first answer would have, and a statement timeout meanwhile is a 503 like the first one's.
    */
   async find(key: string): Promise<IdempotencyKey | undefined> {
     const [row] = await this.scope.queryable().query(this.findSql, [key]);

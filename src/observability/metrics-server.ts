@@ -20,6 +20,13 @@ export interface PortAnswer {
   body: object;
 }
 
+/** An answer as sent: its status, content type and text. */
+interface Reply {
+  status: number;
+  type: string;
+  text: string;
+}
+
 /**
  * Prometheus `GET /metrics` on its own port (METRICS_PORT), never on the API port: a scraper needs
  * no API access, and a NetworkPolicy or mesh policy can open one port to Prometheus and the other
@@ -30,7 +37,17 @@ export interface PortAnswer {
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private server?: Server;
-  private readonly routes = new Map<string, () => PortAnswer | Promise<PortAnswer>>();
+  /** What each path answers (GET and HEAD), as it goes on the wire. */
+  private readonly routes = new Map<string, () => Promise<Reply>>([
+    [
+      '/metrics',
+      async () => ({
+        status: 200,
+        type: CONTENT_TYPE,
+        text: await this.metrics.registry.metrics(),
+      }),
+    ],
+  ]);
 
   constructor(
     private readonly config: AppConfig,
@@ -45,42 +62,29 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Serves `GET path` (and HEAD) on this port with `answer`: call before the app starts. */
   route(path: string, answer: () => PortAnswer | Promise<PortAnswer>): void {
-    this.routes.set(path, answer);
+    this.routes.set(path, async () => {
+      const { status, body } = await answer();
+      return { status, type: JSON_TYPE, text: JSON.stringify(body) };
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     const server = createServer((request, response) => {
       const path = (request.url ?? '').split('?')[0];
       const readOnly = request.method === 'GET' || request.method === 'HEAD';
-      const route = this.routes.get(path);
-      if (readOnly && route) {
-        Promise.resolve()
-          .then(route)
-          .then(
-            ({ status, body }) => {
-              response.writeHead(status, { 'content-type': JSON_TYPE });
-              response.end(request.method === 'HEAD' ? undefined : JSON.stringify(body));
-            },
-            (error: unknown) => {
-              this.logger.error({ err: error, context: 'Metrics' }, `${path} failed`);
-              response.writeHead(500, { 'content-type': JSON_TYPE });
-              response.end(JSON.stringify({ error: 'internal server error' }));
-            },
-          );
-        return;
-      }
-      if (path !== '/metrics' || !readOnly) {
+      const route = readOnly ? this.routes.get(path) : undefined;
+      if (!route) {
         response.writeHead(404, { 'content-type': JSON_TYPE });
         response.end(JSON.stringify({ error: `no route for ${request.method} ${path}` }));
         return;
       }
-      this.metrics.registry.metrics().then(
-        (text) => {
-          response.writeHead(200, { 'content-type': CONTENT_TYPE });
+      route().then(
+        ({ status, type, text }) => {
+          response.writeHead(status, { 'content-type': type });
           response.end(request.method === 'HEAD' ? undefined : text);
         },
         (error: unknown) => {
-          this.logger.error({ err: error, context: 'Metrics' }, 'collecting metrics failed');
+          this.logger.error({ err: error, context: 'Metrics' }, `GET ${path} failed`);
           response.writeHead(500, { 'content-type': JSON_TYPE });
           response.end(JSON.stringify({ error: 'internal server error' }));
         },

@@ -134,7 +134,7 @@ describe('logs, metrics, OpenAPI and HTTP headers (e2e)', () => {
     const metrics = await request(t.metricsUrl).get('').expect(200);
     expect(metrics.text).toContain('http_request_duration_seconds');
     // Its port serves nothing else.
-    await request(t.metricsUrl.replace('/metrics', '/users')).get('').expect(404);
+    await request(t.metricsPortUrl('/users')).get('').expect(404);
   });
 
   it('exposes Prometheus metrics: HTTP by route template, gRPC by code, pool gauges, process', async () => {

@@ -46,20 +46,19 @@ describe('Utility routes (e2e)', () => {
     });
 
     it('answers both on the metrics port too, where the kubelet probes, and nothing else there', async () => {
-      const onMetricsPort = (route: string) => t.metricsUrl.replace(/\/metrics$/, route);
-      const live = await fetch(onMetricsPort('/health'));
+      const live = await fetch(t.metricsPortUrl('/health'));
       expect({ status: live.status, body: await live.json() }).toEqual({
         status: 200,
         body: { ok: true },
       });
-      const ready = await fetch(onMetricsPort('/health/ready'));
+      const ready = await fetch(t.metricsPortUrl('/health/ready'));
       expect(ready.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect({ status: ready.status, body: await ready.json() }).toEqual({
         status: 200,
         body: { ok: true, database: 'up', shuttingDown: false },
       });
-      expect((await fetch(onMetricsPort('/health'), { method: 'POST' })).status).toBe(404);
-      expect((await fetch(onMetricsPort('/health/other'))).status).toBe(404);
+      expect((await fetch(t.metricsPortUrl('/health'), { method: 'POST' })).status).toBe(404);
+      expect((await fetch(t.metricsPortUrl('/health/other'))).status).toBe(404);
     });
   });
 
@@ -238,12 +237,12 @@ describe('readiness during shutdown (e2e)', () => {
       });
       await t.http().get('/health').expect(200);
       // The same on the metrics port, the kubelet's.
-      const ready = await fetch(t.metricsUrl.replace(/\/metrics$/, '/health/ready'));
+      const ready = await fetch(t.metricsPortUrl('/health/ready'));
       expect({ status: ready.status, body: await ready.json() }).toEqual({
         status: 503,
         body: { ok: false, database: 'down', shuttingDown: true },
       });
-      expect((await fetch(t.metricsUrl.replace(/\/metrics$/, '/health'))).status).toBe(200);
+      expect((await fetch(t.metricsPortUrl('/health'))).status).toBe(200);
     } finally {
       await t.close();
     }

@@ -47,7 +47,7 @@ describe('graceful shutdown (in process)', () => {
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ok: false, database: 'down', shuttingDown: true });
     // The kubelet's readiness probe, on the metrics port, sees the same through the drain.
-    const probed = await fetch(t.metricsUrl.replace(/\/metrics$/, '/health/ready'));
+    const probed = await fetch(t.metricsPortUrl('/health/ready'));
     expect(probed.status).toBe(503);
     // Still accepting during the drain: liveness answers.
     expect((await fetch(`${t.url}/health`)).status).toBe(200);

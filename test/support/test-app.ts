@@ -32,6 +32,8 @@ export interface TestApp {
   url: string;
   /** Prometheus metrics, on their own port (never on `url`). */
   metricsUrl: string;
+  /** `path` on the metrics port, which also serves the kubelet's probes. */
+  metricsPortUrl(path: string): string;
   grpcAddress: string;
   close(): Promise<void>;
 }
@@ -88,13 +90,15 @@ export async function createTestApp(
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   // TEST_OPENAPI_PROXY=1: http() goes through Prism, checking each exchange against openapi.json.
   const proxy = process.env.TEST_OPENAPI_PROXY === '1' ? await startOpenApiProxy(url) : undefined;
+  const metricsPortUrl = (path: string) => `http://127.0.0.1:${app.get(MetricsServer).port}${path}`;
   return {
     app,
     config,
     dataSource: app.get(DataSource),
     http: proxy ? () => observedAgent(request(proxy.url), proxy, url) : () => request(url),
     url,
-    metricsUrl: `http://127.0.0.1:${app.get(MetricsServer).port}/metrics`,
+    metricsUrl: metricsPortUrl('/metrics'),
+    metricsPortUrl,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     close: async () => {
       await app.close();
