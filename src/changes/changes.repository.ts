@@ -4,6 +4,7 @@ import type { Repository } from 'typeorm';
 import { EntitySql } from '../database/entity-sql.js';
 import { PrimaryPool } from '../database/queryable.js';
 import { SNAPSHOT_HORIZON } from '../database/snapshot-horizon.js';
+import { reads, type ReadStatement } from '../database/statement.js';
 import type { FeedKey } from './change-token.js';
 import { UserChange } from './user-change.entity.js';
 import { UserChangesWatermark } from './user-changes-watermark.entity.js';
@@ -57,8 +58,9 @@ export class ChangesRepository {
   private readonly sql: EntitySql<UserChange>;
   /** The entity's properties, as the page's rows name its columns. */
   private readonly properties: string[];
-  private readonly pageSql: string;
-  private readonly newestSql: string;
+  private readonly pageSql: ReadStatement;
+  private readonly newestSql: ReadStatement;
+  /** A SELECT that writes: unmarked, so the client treats it as the commit it is. */
   private readonly purgeSql: string;
   /**
    * SQL of where the feed stands in the statement's snapshot, as `<position>.<id>`: the newest
@@ -66,7 +68,7 @@ export class ChangesRepository {
    * statement for its `Changes-Token`.
    */
   readonly snapshotKeySql: string;
-  private readonly statsSql: string;
+  private readonly statsSql: ReadStatement;
 
   constructor(
     @InjectRepository(UserChange) changes: Repository<UserChange>,
@@ -81,7 +83,7 @@ export class ChangesRepository {
     // One snapshot for the page, the watermark and the horizon: the purge deletes events and
     // moves the watermark in one transaction, so a token is judged against the events read.
     // Without a token ($1, $2 null), the read starts at the watermark.
-    this.pageSql = `
+    this.pageSql = reads(`
       SELECT w.${mark.column('position')} AS "purgedPosition", w.${mark.column('id')} AS "purgedId",
         pg_snapshot_xmax(s.snapshot)::text AS "newest", e.*
       FROM (SELECT pg_current_snapshot() AS snapshot) s
@@ -92,11 +94,12 @@ export class ChangesRepository {
                             coalesce($2::bigint, w.${mark.column('id')}, 0))
           AND ${position} < pg_snapshot_xmin(s.snapshot)::text::bigint
         ORDER BY ${order} LIMIT $3
-      ) e ON true`;
+      ) e ON true`);
     // Backwards from the horizon: the newest visible event, whatever waits above it.
-    this.newestSql =
+    this.newestSql = reads(
       `SELECT ${position}, ${id} FROM ${sql.table} WHERE ${position} < ${HORIZON} ` +
-      `ORDER BY ${position} DESC, ${id} DESC LIMIT 1`;
+        `ORDER BY ${position} DESC, ${id} DESC LIMIT 1`,
+    );
     // A token names only a place the database has shown as committed. The bare horizon would
     // name transaction ids that a promoted standby or a restored database may hand out again
     // (the old primary's transactions that were never replicated), and an event written at such
@@ -111,14 +114,14 @@ export class ChangesRepository {
     this.purgeSql = `SELECT "user_changes_purge"($1, $2) AS "deleted"`;
     // pg_stat_activity shows other roles' transactions only to a role granted pg_read_all_stats
     // (docs/events.md); prepared transactions hold the horizon too, and for as long as they stay.
-    this.statsSql = `
+    this.statsSql = reads(`
       SELECT
         coalesce(pg_sequence_last_value(pg_get_serial_sequence('${sql.table}', 'id')::regclass), 0)::float8 AS "written",
         (SELECT extract(epoch FROM clock_timestamp() - ${at}) FROM ${sql.table}
           WHERE ${position} < ${HORIZON} ORDER BY ${position} DESC, ${id} DESC LIMIT 1)::float8 AS "visibleAgeS",
         coalesce((SELECT extract(epoch FROM clock_timestamp() - min(started)) FROM (
           SELECT xact_start AS started FROM pg_stat_activity WHERE backend_xid IS NOT NULL
-          UNION ALL SELECT prepared FROM pg_prepared_xacts) t), 0)::float8 AS "blockingAgeS"`;
+          UNION ALL SELECT prepared FROM pg_prepared_xacts) t), 0)::float8 AS "blockingAgeS"`);
   }
 
   /** Up to `limit` events after `after` (without: from the oldest retained), in feed order. */

@@ -1,6 +1,12 @@
 import pg from 'pg';
 import { QueryFailedError } from 'typeorm';
-import { activeQuery, destroySocket, retire, sendCancelRequest } from '../internals/pg-client.js';
+import {
+  activeQuery,
+  destroySocket,
+  isQueryable,
+  retire,
+  sendCancelRequest,
+} from '../internals/pg-client.js';
 import {
   CommitOutcomeUnknownError,
   isSyncReplicationWaitCancelled,
@@ -9,6 +15,7 @@ import {
 import { ConnectionGate } from './connection-gate.js';
 import { databaseCounters } from './database-counters.js';
 import { certificateRefusal, isConnectionLost } from './database-errors.js';
+import { classify, queryConfig, reads } from './statement.js';
 
 export interface ClientOptions {
   /**
@@ -28,15 +35,6 @@ export interface ClientOptions {
 /** The pg Client class of one pool, with the connection gate its clients share. */
 export type DatabaseClientClass = typeof pg.Client & { readonly gate: ConnectionGate };
 
-// COMMIT, END (its synonym) and COMMIT AND CHAIN: the statements whose reply is the commit's; also
-// a simple query of several statements that ends with one (its reply comes after the commit's).
-const COMMIT = /^\s*(COMMIT|END)\b|;\s*(COMMIT|END)\s*;?\s*$/i;
-// Statements that commit nothing, even outside a transaction block. Any other statement sent
-// outside one (a write, a data-modifying CTE, a CALL) commits on its own, and its implicit commit
-// waits for the synchronous standby exactly as a COMMIT does.
-const NO_COMMIT = /^\s*(SELECT|SHOW|VALUES|TABLE|BEGIN|START\s+TRANSACTION|ROLLBACK|ABORT)\b/i;
-// A message whose last statement opens a transaction block.
-const OPENS = /(^|;)\s*(BEGIN|START\s+TRANSACTION)\b[^;]*;?\s*$/i;
 const READ_ONLY = '25006';
 const QUERY_CANCELED = '57014';
 // SQLSTATE config_file_error: the server is configured in a way the service must not run with.
@@ -57,9 +55,15 @@ const finalFailures = new WeakSet<object>();
  * every query costs round trips; pg's `query_timeout` only stops waiting on the client, leaving
  * the statement running and the pooled connection busy behind it.
  *
+ * Whether a statement can commit is decided by its author, not guessed from its verb
+ * (`SELECT f()` writes when `f` does; statement.ts): a statement ending with COMMIT commits; one
+ * marked as a read (`reads(sql)`) and the transaction-control statements (BEGIN, ROLLBACK,
+ * SAVEPOINT, …) never do; anything else commits when sent outside a transaction block. A text
+ * of several statements must end with COMMIT, else it is refused before it is sent.
+ *
  * Past the timeout, what happens depends on whether the statement can commit:
- * - A statement that can commit (a COMMIT, or a write outside a transaction block, whose
- *   implicit commit waits for the standby as a COMMIT does) is never cancelled: PostgreSQL
+ * - A statement that can commit (a COMMIT, or an unmarked statement outside a transaction block,
+ *   whose implicit commit waits for the standby as a COMMIT does) is never cancelled: PostgreSQL
  *   answers a cancel that lands in that wait by committing locally, with only a warning, and
  *   every reader then sees a row a failover can take back. Its connection is closed instead: the
  *   backend keeps waiting, the row stays invisible until the standby has it, and the caller gets
@@ -136,9 +140,19 @@ export function databaseClient(
         : new Promise((resolve, reject) => {
             reply = (error, res) => (error ? reject(error) : resolve(res));
           });
-      const text = query.text ?? '';
-      const commits = COMMIT.test(text) || (!NO_COMMIT.test(text) && this.outsideTransaction());
-      const opens = OPENS.test(text);
+      let shape: ReturnType<typeof classify>;
+      try {
+        shape = classify(query.text ?? '', (config as { reads?: unknown }).reads === true);
+      } catch (refused) {
+        // Nothing is sent; the caller learns why as it would learn a server's refusal.
+        process.nextTick(() => reply!(refused as Error));
+        return result as never;
+      }
+      // A client that is not queryable (retired, broken) sends nothing: no commit to wait for.
+      const commits =
+        isQueryable(this) &&
+        (shape.kind === 'commit' || (shape.kind === 'other' && this.outsideTransaction()));
+      const opens = shape.opens;
       if (commits) this.committing++;
       if (opens) this.opening++;
       const timers: NodeJS.Timeout[] = [];
@@ -250,8 +264,8 @@ export function databaseClient(
      */
     private async refuseUnsafeSession(): Promise<void> {
       const { rows } = await (
-        this.query as (sql: string) => Promise<pg.QueryResult<ServerSetting>>
-      )(SESSION_SETTINGS);
+        this.query as (config: pg.QueryConfig) => Promise<pg.QueryResult<ServerSetting>>
+      )(queryConfig(SESSION_SETTINGS));
       const settings = new Map(rows.map((row) => [row.name, row]));
       if (settings.get('transaction_read_only')?.setting === 'on') {
         await this.end().catch(() => {});
@@ -282,10 +296,11 @@ interface ServerSetting {
 
 // One round trip per new connection. transaction_timeout exists from PostgreSQL 17 on; an older
 // server returns no row for it.
-const SESSION_SETTINGS =
+const SESSION_SETTINGS = reads(
   'SELECT name, setting, current_setting(name) AS shown, source FROM pg_settings WHERE name IN ' +
-  "('transaction_read_only', 'statement_timeout', 'transaction_timeout', " +
-  "'idle_in_transaction_session_timeout', 'synchronous_commit')";
+    "('transaction_read_only', 'statement_timeout', 'transaction_timeout', " +
+    "'idle_in_transaction_session_timeout', 'synchronous_commit')",
+);
 
 // synchronous_commit from weakest to strongest: below `on`, a commit returns before the
 // synchronous standby has flushed it.

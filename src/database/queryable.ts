@@ -4,10 +4,15 @@ import { DataSource } from 'typeorm';
 import { driverPool } from '../internals/typeorm-driver.js';
 import type { DatabaseClientClass } from './database-client.js';
 import type { ConnectionGate } from './connection-gate.js';
+import { queryConfig, type Statement } from './statement.js';
 
-/** Anything that runs one SQL statement and returns its rows: the primary, a replica reader. */
+/**
+ * Anything that runs one SQL statement and returns its rows: the primary, a replica reader. A
+ * statement that only reads is marked by its author (`reads(sql)`, statement.ts); any other
+ * statement sent outside a transaction is treated as one that commits.
+ */
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, parameters?: unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(sql: Statement, parameters?: unknown[]): Promise<Row[]>;
 }
 
 /** The connection gate of the primary's pool (undefined before it connects). */
@@ -29,9 +34,24 @@ export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
 export class PrimaryPool implements Queryable {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async query<Row = Record<string, unknown>>(sql: string, parameters?: unknown[]): Promise<Row[]> {
+  async query<Row = Record<string, unknown>>(
+    sql: Statement,
+    parameters?: unknown[],
+  ): Promise<Row[]> {
     const pool = driverPool(this.dataSource);
     if (!pool) throw new Error('the database connection is not initialised');
-    return (await pool.query(sql, parameters)).rows as Row[];
+    // Not pool.query(): it answers a query whose connection broke with the connection's own error,
+    // ahead of the client's verdict (a write's CommitOutcomeUnknownError, databaseClient).
+    const client = await pool.connect();
+    let failed: Error | undefined;
+    try {
+      return (await client.query(queryConfig(sql, parameters))).rows as Row[];
+    } catch (error) {
+      failed = error as Error;
+      throw error;
+    } finally {
+      // Like pool.query(): a connection whose statement failed is closed, not pooled.
+      client.release(failed);
+    }
   }
 }

@@ -4,13 +4,14 @@ import { isDatabaseUnavailable } from './database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { poolOptions } from './database-options.js';
 import { PrimaryPool, type Queryable } from './queryable.js';
+import { queryConfig, reads, type Statement } from './statement.js';
 
 const LAG_CHECK_INTERVAL_MS = 1000;
 
 // The replica's delay behind the primary, not the age of its last transaction: 0 while it has
 // replayed everything it received, else the time since the last transaction it replayed.
-const LAG_SQL = `SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs"`;
+const LAG_SQL = reads(`SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs"`);
 
 interface Replica {
   /** host:port/database, for logs and metrics (never the password) */
@@ -36,7 +37,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private readonly replicas: Replica[];
   /** The reader without replicas: the primary, counted like a fallback to it. */
   private readonly primaryReader: Queryable = {
-    query: <Row>(sql: string, parameters?: unknown[]) => {
+    query: <Row>(sql: Statement, parameters?: unknown[]) => {
       this.reads.primary++;
       return this.primary.query<Row>(sql, parameters);
     },
@@ -93,7 +94,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (this.replicas.length === 0) return this.primaryReader;
     const order = this.usableInTurn();
     return {
-      query: <Row>(sql: string, parameters?: unknown[]) => this.query<Row>(order, sql, parameters),
+      query: <Row>(sql: Statement, parameters?: unknown[]) =>
+        this.query<Row>(order, sql, parameters),
     };
   }
 
@@ -117,8 +119,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
       let broken: unknown;
       try {
         return await work({
-          query: async <Row>(sql: string, parameters?: unknown[]) => {
-            const { rows } = await client.query(sql, parameters);
+          query: async <Row>(sql: Statement, parameters?: unknown[]) => {
+            const { rows } = await client.query(queryConfig(sql, parameters));
             this.reads.replica++;
             return rows as Row[];
           },
@@ -144,11 +146,15 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     return [...usable.slice(start), ...usable.slice(0, start)];
   }
 
-  private async query<Row>(order: Replica[], sql: string, parameters?: unknown[]): Promise<Row[]> {
+  private async query<Row>(
+    order: Replica[],
+    sql: Statement,
+    parameters?: unknown[],
+  ): Promise<Row[]> {
     for (const replica of order) {
       if (!replica.up) continue;
       try {
-        const { rows } = await replica.pool.query(sql, parameters);
+        const { rows } = await replica.pool.query(queryConfig(sql, parameters));
         this.reads.replica++;
         return rows as Row[];
       } catch (error) {
@@ -175,7 +181,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (replica.checking) return;
     replica.checking = true;
     try {
-      const { rows } = await replica.pool.query<{ lagMs: number }>(LAG_SQL);
+      const { rows } = await replica.pool.query<{ lagMs: number }>(queryConfig(LAG_SQL));
       const lagMs = Math.max(0, Number(rows[0].lagMs));
       const maxLag = this.config.database.replicaMaxLagMs;
       if (replica.up && replica.lagMs <= maxLag && lagMs > maxLag) {

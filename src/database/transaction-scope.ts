@@ -7,6 +7,7 @@ import { inOneWrite, setPipeline } from '../internals/pg-client.js';
 import { driverPool } from '../internals/typeorm-driver.js';
 import type { ConnectionGate } from './connection-gate.js';
 import { driverGate, PrimaryPool, type Queryable } from './queryable.js';
+import { queryConfig, type Statement } from './statement.js';
 
 type Row = Record<string, unknown>;
 
@@ -32,13 +33,14 @@ export class Transaction implements Queryable {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  async query<R = Row>(sql: string, parameters?: unknown[]): Promise<R[]> {
+  async query<R = Row>(sql: Statement, parameters?: unknown[]): Promise<R[]> {
     const client = await this.connection();
+    const config = queryConfig(sql, parameters);
     const result = this.isBegun
-      ? client.query(sql, parameters)
+      ? client.query(config)
       : inOneWrite(client, () => {
           this.begin(client);
-          return client.query(sql, parameters);
+          return client.query(config);
         });
     return (await result).rows as R[];
   }

@@ -4,6 +4,7 @@ import type { Repository } from 'typeorm';
 import { EntitySql } from '../database/entity-sql.js';
 import { ListCount } from './list-count.entity.js';
 import type { Queryable } from '../database/queryable.js';
+import { reads, type ReadStatement } from '../database/statement.js';
 
 /** The keys the triggers maintain (see ListCount). */
 export const listCountKey = {
@@ -17,13 +18,14 @@ export const listCountKey = {
  */
 @Injectable()
 export class ListCounts {
-  private readonly sql: string;
+  private readonly sql: ReadStatement;
 
   constructor(@InjectRepository(ListCount) counts: Repository<ListCount>) {
     const table = new EntitySql(counts);
-    this.sql =
+    this.sql = reads(
       `SELECT coalesce(sum(${table.column('n')}), 0)::int AS "total" ` +
-      `FROM ${table.table} WHERE ${table.column('list')} = $1`;
+        `FROM ${table.table} WHERE ${table.column('list')} = $1`,
+    );
   }
 
   async count(db: Queryable, key: string): Promise<number> {

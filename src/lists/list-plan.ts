@@ -2,6 +2,7 @@ import type { ObjectLiteral } from 'typeorm';
 import type { EntitySql } from '../database/entity-sql.js';
 import { ListCounts } from './list-counts.js';
 import type { Queryable } from '../database/queryable.js';
+import { reads } from '../database/statement.js';
 import { type CursorValue, decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListQueryDto, SortKey } from './list-query.dto.js';
 import { keysetCondition, type KeysetColumn } from './keyset.js';
@@ -90,7 +91,9 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
     const windowSql = `FROM ${this.sql.table} ${where} ORDER BY ${window.orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`;
     // The value is computed once per statement (an InitPlan) and sent beside each row.
     const select = db.query<ObjectLiteral>(
-      `SELECT ${this.sql.selectList}${snapshotValue ? `, (${snapshotValue}) AS "snapshotValue"` : ''} ${windowSql}`,
+      reads(
+        `SELECT ${this.sql.selectList}${snapshotValue ? `, (${snapshotValue}) AS "snapshotValue"` : ''} ${windowSql}`,
+      ),
       params,
     );
     // A cursor page always reports the total: it is read beside the page, so a walk waits for one
@@ -119,7 +122,7 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
   ): (db: Queryable) => Promise<number> {
     if (countKey !== undefined) return (db) => this.counts.count(db, countKey);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const sql = `SELECT count(*)::int AS "total" FROM ${this.sql.table} ${where}`;
+    const sql = reads(`SELECT count(*)::int AS "total" FROM ${this.sql.table} ${where}`);
     return async (db) => (await db.query<{ total: number }>(sql, params))[0].total;
   }
 
@@ -139,8 +142,10 @@ export class ListPlan<E extends ObjectLiteral, F extends string> {
       found.length > 0
         ? found
         : await db.query<ObjectLiteral>(
-            `SELECT h."snapshotValue", p.* FROM (SELECT (${snapshotValue}) AS "snapshotValue") h ` +
-              `LEFT JOIN LATERAL (SELECT ${this.sql.selectList} ${windowSql}) p ON true`,
+            reads(
+              `SELECT h."snapshotValue", p.* FROM (SELECT (${snapshotValue}) AS "snapshotValue") h ` +
+                `LEFT JOIN LATERAL (SELECT ${this.sql.selectList} ${windowSql}) p ON true`,
+            ),
             params,
           );
     return {

@@ -5,6 +5,7 @@ import { NotFoundError } from '../common/errors.js';
 import { isForeignKeyViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { ReadReplicas } from '../database/read-replicas.js';
+import { reads, type ReadStatement } from '../database/statement.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
 import { ListPlan, type ListPage } from '../lists/list-plan.js';
@@ -20,7 +21,7 @@ export type PostFields = Pick<Post, 'userId' | 'title' | 'body'>;
 @Injectable()
 export class PostsRepository {
   private readonly sql: EntitySql<Post>;
-  private readonly selectOne: string;
+  private readonly selectOne: ReadStatement;
   private readonly insertRow: string;
   private readonly list: ListPlan<Post, PostSortField>;
 
@@ -31,9 +32,10 @@ export class PostsRepository {
     counts: ListCounts,
   ) {
     this.sql = new EntitySql(posts);
-    this.selectOne =
+    this.selectOne = reads(
       `SELECT ${this.sql.selectList} FROM ${this.sql.table} ` +
-      `WHERE ${this.sql.column('id')} = $1 AND ${this.sql.column('userId')} = $2`;
+        `WHERE ${this.sql.column('id')} = $1 AND ${this.sql.column('userId')} = $2`,
+    );
     this.insertRow = this.sql.insert(['userId', 'title', 'body']);
     this.list = new ListPlan(
       this.sql,

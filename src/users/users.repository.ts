@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { PrimaryPool } from '../database/queryable.js';
 import { ReadReplicas } from '../database/read-replicas.js';
+import { reads, type ReadStatement } from '../database/statement.js';
 import { TransactionScope } from '../database/transaction-scope.js';
 import { ListCounts, listCountKey } from '../lists/list-counts.js';
 import { ListPlan, type ListPage } from '../lists/list-plan.js';
@@ -53,11 +54,11 @@ const SUMMARY_FIELDS: (keyof UserSummary)[] = ['id', 'name'];
 @Injectable()
 export class UsersRepository {
   private readonly sql: EntitySql<User>;
-  private readonly selectById: string;
-  private readonly selectSummaryById: string;
+  private readonly selectById: ReadStatement;
+  private readonly selectSummaryById: ReadStatement;
   /** Summaries looked up in the same turn of the event loop, one statement for all (gRPC). */
   private readonly summaries: BatchedLookup<number, UserSummary>;
-  private readonly existsById: string;
+  private readonly existsById: ReadStatement;
   private readonly insertRow: string;
   private readonly insertProvisionedRow: string;
   private readonly list: ListPlan<User, UserSortField>;
@@ -70,14 +71,20 @@ export class UsersRepository {
     counts: ListCounts,
   ) {
     this.sql = new EntitySql(users);
-    this.selectById = `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
-    this.selectSummaryById = `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
-    const selectSummariesByIds = `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = ANY($1)`;
+    this.selectById = reads(
+      `SELECT ${this.sql.selectList} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`,
+    );
+    this.selectSummaryById = reads(
+      `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`,
+    );
+    const selectSummariesByIds = reads(
+      `SELECT ${this.sql.select(SUMMARY_FIELDS)} FROM ${this.sql.table} WHERE ${this.sql.column('id')} = ANY($1)`,
+    );
     this.summaries = new BatchedLookup(
       (ids) => this.primary.query<UserSummary>(selectSummariesByIds, [ids]),
       (row) => row.id,
     );
-    this.existsById = `SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`;
+    this.existsById = reads(`SELECT 1 FROM ${this.sql.table} WHERE ${this.sql.column('id')} = $1`);
     this.insertRow = this.sql.insert(['name', 'email', 'role']);
     this.insertProvisionedRow = this.sql.insert(PROVISIONED);
     this.list = new ListPlan(
@@ -182,10 +189,12 @@ export class UsersRepository {
       limit === 0
         ? []
         : db.query(
-            `SELECT ${this.sql.selectList} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+            reads(
+              `SELECT ${this.sql.selectList} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+            ),
             params,
           ),
-      db.query<{ total: number }>(`SELECT count(*)::int AS "total" ${from}`, params),
+      db.query<{ total: number }>(reads(`SELECT count(*)::int AS "total" ${from}`), params),
     ]);
     return { users: rows.map((row) => this.sql.toEntity(row)), total };
   }

@@ -110,13 +110,17 @@ describe('idempotent creates: Idempotency-Key (e2e)', () => {
 
   it('stores nothing for a request that failed with 5xx: the retry runs again', async () => {
     await t.dataSource.query(`
+      BEGIN;
       CREATE FUNCTION fail_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = 'XX000'; END $$;
-      CREATE TRIGGER fail_insert BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION fail_insert();`);
+      CREATE TRIGGER fail_insert BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION fail_insert();
+      COMMIT`);
     try {
       await post('/users', 'k-6', { name: 'Ada' }).expect(500);
     } finally {
-      await t.dataSource.query('DROP TRIGGER fail_insert ON users; DROP FUNCTION fail_insert()');
+      await t.dataSource.query(
+        'BEGIN; DROP TRIGGER fail_insert ON users; DROP FUNCTION fail_insert(); COMMIT',
+      );
     }
     const retry = await post('/users', 'k-6', { name: 'Ada' }).expect(201);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();

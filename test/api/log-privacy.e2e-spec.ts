@@ -28,7 +28,9 @@ const PERSONAL = Object.values(PEOPLE).flatMap(({ name, email }) => [name, email
 // What an unexpected bug could look like: a trigger that fails with the row's values in its
 // message, detail and hint (P0001), or casts one wrongly (22P02 quotes it), and a constraint
 // whose violation's detail is the whole row (23514).
+// One transaction: the service's database client sends several statements only with their COMMIT.
 const FAULTS = `
+  BEGIN;
   CREATE FUNCTION privacy_probe() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     IF NEW.name LIKE 'Raise %' THEN
@@ -47,7 +49,8 @@ const FAULTS = `
     RAISE EXCEPTION 'keeping %', OLD.body USING DETAIL = OLD.body::text;
   END $$;
   CREATE TRIGGER purge_probe BEFORE DELETE ON idempotency_keys
-    FOR EACH ROW EXECUTE FUNCTION purge_probe();`;
+    FOR EACH ROW EXECUTE FUNCTION purge_probe();
+  COMMIT`;
 
 function expectNoPersonalData(text: string): void {
   const found = PERSONAL.filter((value) => text.toLowerCase().includes(value.toLowerCase()));

@@ -5,6 +5,7 @@
 // stays invisible: past the statement timeout, when its client goes away, when the service shuts
 // down, and when a cancel request meant for an earlier statement arrives late (the cancel names a
 // backend, not a statement). The primary's log never says the wait was cancelled.
+import { ChangesRepository } from '../../src/changes/changes.repository.js';
 import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
 import { startSyncPair, type SyncPair } from '../support/sync-standby.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -94,6 +95,26 @@ describe('commits waiting for the synchronous standby are never cut short (e2e)'
     await pair.requireStandby('*');
     await waitFor('the PATCH to take effect', async () => (await stored(id))?.version === 2);
     expect(await stored(id)).toEqual({ name: 'Ada L.', version: 2 });
+  });
+
+  it("never cancels the change feed's purge, a SELECT that writes: it waits for the standby", async () => {
+    await createUser('Fay');
+    // Every event is past a retention of 1 hour: the purge deletes them and moves the watermark.
+    await pair.admin.query(`UPDATE user_changes SET "at" = now() - interval '2 hours'`);
+    const unknownBefore = await unknownOutcomes();
+    await pair.requireStandby('absent_standby');
+    const purge = await t.app
+      .get(ChangesRepository)
+      .purgeExpired(1)
+      .catch((error: Error) => error);
+    expect(purge).toMatchObject({ name: 'CommitOutcomeUnknownError' });
+    expect((await unknownOutcomes()) - unknownBefore).toBe(1);
+    // Still waiting, not committed locally: the events are all there for every reader.
+    expect(await pair.waitingCommits()).toBe(1);
+    const { rows } = await pair.admin.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM user_changes',
+    );
+    expect(rows[0].n).toBeGreaterThan(0);
   });
 
   it('goes on waiting when the client goes away, and shows nothing meanwhile', async () => {

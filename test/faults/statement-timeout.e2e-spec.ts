@@ -1,17 +1,23 @@
 // DB_STATEMENT_TIMEOUT_MS bounds every statement the service sends, whichever way pg is called:
 // the callback form (pg's Pool#query: the hot reads, creates and replica reads) and the promise
-// form (TypeORM). A statement that cannot commit is cancelled (57014) and its connection never
-// used again; a statement that can commit (a write outside a transaction block, a COMMIT, or
-// anything with a COMMIT queued behind it) is never cancelled: its connection is closed and the
-// server's backend goes on. A server-side statement_timeout, which would cancel commits, is refused.
+// form (TypeORM). A statement that cannot commit (one its author marked as a read, a statement
+// inside a transaction block) is cancelled (57014) and its connection never used again; a
+// statement that can commit (any unmarked statement outside a transaction block, `SELECT f()`
+// included, a COMMIT, or anything with a COMMIT queued behind it) is never cancelled: its
+// connection is closed and the server's backend goes on. A text of several statements that does
+// not end with COMMIT is never sent. A server-side statement_timeout, which would cancel commits,
+// is refused.
 import pg from 'pg';
 import { databaseClient, isFinalFailure } from '../../src/database/database-client.js';
 import { isFailoverError } from '../../src/database/failover-retry.js';
+import { queryConfig, reads, StatementRefusedError } from '../../src/database/statement.js';
 import { setPipeline } from '../../src/internals/pg-client.js';
 import { waitFor } from '../support/service-process.js';
 import { scratchDatabase, testDatabaseUrl } from '../support/test-app.js';
 
 const TIMEOUT_MS = 300;
+/** A read that outlives the timeout, marked as a read by its author. */
+const SLOW_READ = queryConfig(reads('SELECT pg_sleep(30)'));
 
 describe('the statement timeout (databaseClient)', () => {
   let pool: pg.Pool;
@@ -37,23 +43,29 @@ describe('the statement timeout (databaseClient)', () => {
     admin = new pg.Client({ connectionString: testDatabaseUrl() });
     await admin.connect();
     await admin.query('CREATE TABLE IF NOT EXISTS statement_timeout_probe (n int)');
+    // A function that writes, called by a SELECT.
+    await admin.query(
+      `CREATE OR REPLACE FUNCTION statement_timeout_probe_add(n int) RETURNS int LANGUAGE sql
+         AS $$ INSERT INTO statement_timeout_probe VALUES (n) RETURNING n $$`,
+    );
   });
 
   afterAll(async () => {
+    await admin.query('DROP FUNCTION IF EXISTS statement_timeout_probe_add(int)');
     await admin.query('DROP TABLE IF EXISTS statement_timeout_probe');
     await admin.end();
     await pool.end();
   });
 
   it("cancels a read sent through the pool's query (callback form)", async () => {
-    await expect(pool.query('SELECT pg_sleep(30)')).rejects.toMatchObject({ code: '57014' });
+    await expect(pool.query(SLOW_READ)).rejects.toMatchObject({ code: '57014' });
   });
 
   it("cancels a read sent through a client's promise form, then never uses that connection again", async () => {
     const client = await pool.connect();
     const pid = await backendOf(client);
     try {
-      await expect(client.query('SELECT pg_sleep(30)')).rejects.toMatchObject({ code: '57014' });
+      await expect(client.query(SLOW_READ)).rejects.toMatchObject({ code: '57014' });
       // A cancel request names a backend, not a statement: a late one would land on whatever
       // ran next, so nothing runs next on this connection.
       await expect(client.query('SELECT 1')).rejects.toThrow(/not queryable/);
@@ -79,7 +91,12 @@ describe('the statement timeout (databaseClient)', () => {
     }
   });
 
-  it('never cancels a write outside a transaction: it closes the connection, and the server finishes the write', async () => {
+  /**
+   * Sends `sql` outside a transaction while the probe table is locked, so that it outlives the
+   * timeout before it writes. @returns its failure and its backend's activity at that moment;
+   * the row it writes once the lock is gone is then checked against `written`.
+   */
+  const outliveTimeoutBehindLock = async (sql: string, written: number) => {
     await admin.query('TRUNCATE statement_timeout_probe');
     await admin.query('BEGIN');
     await admin.query('LOCK TABLE statement_timeout_probe IN ACCESS EXCLUSIVE MODE');
@@ -87,23 +104,71 @@ describe('the statement timeout (databaseClient)', () => {
     const pid = await backendOf(client);
     let failure: unknown;
     try {
-      failure = await client
-        .query('INSERT INTO statement_timeout_probe VALUES (1)')
-        .catch((error: unknown) => error);
+      failure = await client.query(sql).catch((error: unknown) => error);
     } finally {
       client.release();
     }
+    const backend = await activity(pid);
+    await admin.query('COMMIT');
+    await waitFor('the write to finish', async () => (await activity(pid)) === undefined);
+    expect((await admin.query('SELECT n FROM statement_timeout_probe')).rows).toEqual([
+      { n: written },
+    ]);
+    return { failure, backend };
+  };
+
+  it('never cancels a write outside a transaction: it closes the connection, and the server finishes the write', async () => {
+    const { failure, backend } = await outliveTimeoutBehindLock(
+      'INSERT INTO statement_timeout_probe VALUES (1)',
+      1,
+    );
     // The caller learns that the outcome is unknown, and must not retry.
     expect(failure).toMatchObject({ name: 'CommitOutcomeUnknownError', code: '08007' });
     expect(isFinalFailure(failure)).toBe(true);
     expect(isFailoverError(failure)).toBe(false);
-    // Not cancelled: the backend still waits for the lock, its write still to come.
-    expect(await activity(pid)).toMatchObject({ state: 'active', wait_event_type: 'Lock' });
-    await admin.query('COMMIT');
-    await waitFor('the write to finish', async () => (await activity(pid)) === undefined);
-    expect(
-      (await admin.query('SELECT count(*)::int AS n FROM statement_timeout_probe')).rows[0].n,
-    ).toBe(1);
+    // Not cancelled: the backend still waited for the lock, its write still to come.
+    expect(backend).toMatchObject({ state: 'active', wait_event_type: 'Lock' });
+  });
+
+  it('never cancels an unmarked SELECT outside a transaction: the function it calls may write', async () => {
+    const { failure, backend } = await outliveTimeoutBehindLock(
+      'SELECT statement_timeout_probe_add(7)',
+      7,
+    );
+    expect(failure).toMatchObject({ name: 'CommitOutcomeUnknownError', code: '08007' });
+    expect(backend).toMatchObject({ state: 'active', wait_event_type: 'Lock' });
+  });
+
+  it.each([
+    ['a read and then a write', 'SELECT 1; SELECT statement_timeout_probe_add(8)'],
+    ['a write and then a read', 'SELECT statement_timeout_probe_add(8); SELECT 1'],
+    ['a COMMIT in the middle', 'BEGIN; SELECT statement_timeout_probe_add(8); COMMIT; SELECT 1'],
+  ])(
+    'sends nothing of several statements that do not end with COMMIT: %s',
+    async (_shape, text) => {
+      await admin.query('TRUNCATE statement_timeout_probe');
+      await expect(pool.query(text)).rejects.toThrow(StatementRefusedError);
+      const client = await pool.connect();
+      try {
+        await expect(client.query(text)).rejects.toThrow(/must end with COMMIT/);
+        // The connection is fine: nothing was sent on it.
+        expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      } finally {
+        client.release();
+      }
+      expect((await admin.query('SELECT n FROM statement_timeout_probe')).rows).toEqual([]);
+    },
+  );
+
+  it('sends several statements that end with COMMIT', async () => {
+    await admin.query('TRUNCATE statement_timeout_probe');
+    const results = await pool.query('BEGIN; SELECT statement_timeout_probe_add(9); COMMIT');
+    expect((results as unknown as pg.QueryResult[]).map((result) => result.command)).toEqual([
+      'BEGIN',
+      'SELECT',
+      'COMMIT',
+    ]);
+    expect((await admin.query('SELECT n FROM statement_timeout_probe')).rows).toEqual([{ n: 9 }]);
   });
 
   it('never cancels a statement with a COMMIT queued behind it (pipeline mode)', async () => {
@@ -126,7 +191,7 @@ describe('the statement timeout (databaseClient)', () => {
   });
 
   it('marks a failure that outlived it: a keyed create answers it rather than retrying', async () => {
-    const timedOut: unknown = await pool.query('SELECT pg_sleep(30)').catch((error) => error);
+    const timedOut: unknown = await pool.query(SLOW_READ).catch((error) => error);
     expect(isFinalFailure(timedOut)).toBe(true);
     expect(isFailoverError(timedOut)).toBe(false);
 
