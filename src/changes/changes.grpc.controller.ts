@@ -128,7 +128,8 @@ export class ChangesGrpcController {
               const token = this.changes.tokenAfter(change);
               subscriber.next({ event: toMessage(change), page_token: token });
             }
-            // Nest queues what the call cannot take yet: read the next page once it drained.
+            // Nest holds what the call cannot take yet (ServerGrpc.writeObservableToGrpc, checked
+            // at boot: src/internals/nest-grpc.ts): read the next page once the call drained.
             if (call.writableNeedDrain) await once(call, 'drain', { signal: stop.signal });
           }
         } catch (error) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { driverPool } from '../internals/typeorm-driver.js';
+import { driverPool, poolClientClass } from '../internals/typeorm-driver.js';
 import type { DatabaseClientClass } from './database-client.js';
 import type { ConnectionGate } from './connection-gate.js';
 import { queryConfig, type Statement } from './statement.js';
@@ -17,10 +17,8 @@ export interface Queryable {
 
 /** The connection gate of the primary's pool (undefined before it connects). */
 export function driverGate(dataSource: DataSource): ConnectionGate | undefined {
-  const options = (
-    driverPool(dataSource) as { options?: { Client?: Partial<DatabaseClientClass> } }
-  )?.options;
-  return options?.Client?.gate;
+  const pool = driverPool(dataSource);
+  return pool && (poolClientClass(pool) as Partial<DatabaseClientClass> | undefined)?.gate;
 }
 
 /**

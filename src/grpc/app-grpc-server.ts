@@ -1,6 +1,7 @@
 import { type GrpcOptions, ServerGrpc } from '@nestjs/microservices';
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { isObservable, lastValueFrom } from 'rxjs';
+import { hasProcessingHooks } from '../internals/nest-grpc.js';
 import type { DirectGrpcMethods, DirectUnaryHandler } from './direct-grpc-methods.js';
 import type { AdmissionController } from '../overload/admission.js';
 import { admitGrpcCalls } from '../overload/grpc-admission.js';
@@ -92,7 +93,7 @@ export class AppGrpcServer extends ServerGrpc {
     statusOf: (error: unknown) => unknown = (error) => error,
   ): UnaryMethod {
     return (call, callback) => {
-      if (this.onProcessingEndHook !== undefined) return nestPath(call, callback);
+      if (hasProcessingHooks(this)) return nestPath(call, callback);
       answer(call).then(
         (reply) => callback(null, reply),
         (error: unknown) => callback(statusOf(error) as Error),

@@ -6,17 +6,10 @@ import {
   type Type,
   UseFilters,
 } from '@nestjs/common';
-import {
-  EXCEPTION_FILTERS_METADATA,
-  GUARDS_METADATA,
-  INTERCEPTORS_METADATA,
-  PIPES_METADATA,
-} from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
-import { PATTERN_METADATA } from '@nestjs/microservices/constants.js';
 import { isObservable, lastValueFrom } from 'rxjs';
+import { ENHANCER_METADATA, grpcPatternsOf, rpcExecutionContext } from '../internals/nest-grpc.js';
 import { GrpcExceptionsFilter } from './grpc-exceptions.filter.js';
 
 const DIRECT = Symbol('direct gRPC method');
@@ -85,11 +78,9 @@ export class DirectGrpcMethods {
         this.refuseSkippedEnhancers(controller, method, name);
         const guards = this.guardsOf(controller, method);
         const handler = this.handlerOf(instance, controller, method, guards);
-        const patterns = this.reflector.get<{ service: string; rpc: string }[]>(
-          PATTERN_METADATA,
-          method,
-        );
-        for (const { service, rpc } of patterns) handlers.set(`${service}/${rpc}`, handler);
+        for (const { service, rpc } of grpcPatternsOf(method)) {
+          handlers.set(`${service}/${rpc}`, handler);
+        }
       }
     }
     return handlers;
@@ -106,8 +97,7 @@ export class DirectGrpcMethods {
     }
     return async (request, metadata, call) => {
       const args = [request, metadata, call];
-      const context = new ExecutionContextHost(args, controller, method);
-      context.setType('rpc');
+      const context = rpcExecutionContext(args, controller, method);
       for (const guard of guards) {
         const verdict = guard.canActivate(context);
         const allowed =
@@ -130,7 +120,7 @@ export class DirectGrpcMethods {
 
   /** The guards, resolved once. */
   private guardsOf(controller: Type, method: Method): CanActivate[] {
-    return this.declared(GUARDS_METADATA, controller, method).map((guard) =>
+    return this.declared(ENHANCER_METADATA.guards, controller, method).map((guard) =>
       typeof guard === 'function'
         ? this.moduleRef.get(guard as Type<CanActivate>, { strict: false })
         : (guard as CanActivate),
@@ -139,10 +129,10 @@ export class DirectGrpcMethods {
 
   private refuseSkippedEnhancers(controller: Type, method: Method, name: string): void {
     const declared = (key: string) => this.declared(key, controller, method);
-    const filters = declared(EXCEPTION_FILTERS_METADATA);
+    const filters = declared(ENHANCER_METADATA.filters);
     const skipped = [
-      ...declared(INTERCEPTORS_METADATA),
-      ...declared(PIPES_METADATA),
+      ...declared(ENHANCER_METADATA.interceptors),
+      ...declared(ENHANCER_METADATA.pipes),
       ...filters.filter((filter) => filter !== GrpcExceptionsFilter),
     ];
     if (skipped.length > 0) {

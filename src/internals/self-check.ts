@@ -3,20 +3,22 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { expressRouterProblems } from './express-router.js';
+import { nestGrpcProblems } from './nest-grpc.js';
 import { pgClientProblems } from './pg-client.js';
 import { typeormDriverProblems } from './typeorm-driver.js';
 
-/** Every internal the service borrows from pg, TypeORM and Express, checked on a running app. */
+/** Every internal the service borrows from pg, TypeORM, Express and Nest, checked on a running app. */
 export function internalsProblems(dataSource: DataSource, expressApp: unknown): string[] {
   return [
     ...pgClientProblems(),
     ...typeormDriverProblems(dataSource),
     ...expressRouterProblems(expressApp),
+    ...nestGrpcProblems(),
   ];
 }
 
 /**
- * Fails the boot, naming what changed, when an upgrade of pg, TypeORM or Express no longer
+ * Fails the boot, naming what changed, when an upgrade of pg, TypeORM, Express or Nest no longer
  * offers an internal the service relies on (this folder): better a process that refuses to start
  * than one that silently stops bounding statements or guarding commits.
  */
