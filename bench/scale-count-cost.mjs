@@ -6,8 +6,8 @@ import { cpuPerRequest, cpuSnapshot } from './cpu.mjs';
 import { fmt, median } from './format.mjs';
 import { chooseLoadGenerator, load } from './load/measure.mjs';
 import { endpoints } from './endpoints.mjs';
+import { startScaleService } from './scale-measure.mjs';
 import { BENCH_POST_ROLE } from './seed.mjs';
-import { startTarget } from './targets.mjs';
 
 const INSERT_TRIGGER = 'users_list_counts_insert';
 const DELETE_TRIGGER = 'users_list_counts_delete';
@@ -70,14 +70,7 @@ export async function countCost(client, url, { options, node, cleanups, log }) {
       log(`track_functions not set (${error.message}): no trigger time`);
       return false;
     });
-  const service = await startTarget('service', {
-    url,
-    extraEnv: { LOG_LEVEL: 'warn' },
-    pin: options.pin,
-    node,
-    cleanups,
-    log,
-  });
+  const service = await startScaleService(url, { options, node, cleanups, log });
   const create = endpoints({ users: 1 }).find((endpoint) => endpoint.key === 'create');
   const rounds = options.quick ? 4 : 6;
   const count = options.quick ? 100 : 200;

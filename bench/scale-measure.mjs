@@ -1,10 +1,26 @@
-// Measurements of the scale mode (bench/scale.mjs): sequential requests, a cursor at a depth, and
-// a walk by cursor.
+// Measurements of the scale mode (bench/scale.mjs): the service they run against, sequential
+// requests, a cursor at a depth, and a walk by cursor.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Samples } from '../scripts/lib/measure.mjs';
+import { startTarget } from './targets.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * The service the scale mode measures (startTarget), at LOG_LEVEL=warn: no log line per request,
+ * so that a request's latency at concurrency 1 is the service's own.
+ */
+export function startScaleService(url, { options, node, cleanups, log }) {
+  return startTarget('service', {
+    url,
+    extraEnv: { LOG_LEVEL: 'warn' },
+    pin: options.pin,
+    node,
+    cleanups,
+    log,
+  });
+}
 
 /** `count` requests one at a time (latency without queueing), bounded by `maxMs`. */
 export async function sequential(base, pathOf, count, maxMs = 30_000) {

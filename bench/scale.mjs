@@ -8,9 +8,9 @@ import { PINNED_CORES, pinProcess } from './cpu.mjs';
 import { connect, ensureVacuumed, startDatabase } from './database.mjs';
 import { fmt, secs, table } from './format.mjs';
 import { countCost } from './scale-count-cost.mjs';
-import { cursorAt, sequential, walk } from './scale-measure.mjs';
+import { cursorAt, sequential, startScaleService, walk } from './scale-measure.mjs';
 import { seedUsers, vacuumAnalyze } from './seed.mjs';
-import { build, migrate, RESULTS, startTarget } from './targets.mjs';
+import { build, migrate, RESULTS } from './targets.mjs';
 
 const LISTS = [
   { name: 'all users, by id', query: 'limit=20', scope: 'users', sort: [], role: undefined },
@@ -61,14 +61,7 @@ export async function scale(options, { node, cleanups, log }) {
     await vacuumAnalyze(client, ['users']);
     await ensureVacuumed(client, ['users'], log);
     log(`users at ${size}: seeded in ${seedS} s, counts back-filled in ${backfillS} s`);
-    const service = await startTarget('service', {
-      url,
-      extraEnv: { LOG_LEVEL: 'warn' },
-      pin: options.pin,
-      node,
-      cleanups,
-      log,
-    });
+    const service = await startScaleService(url, { options, node, cleanups, log });
     const cell = (what, result) => {
       rows.push([size, what, result.n, fmt(result.p50Ms, 2), fmt(result.p99Ms, 2), result.errors]);
       log(`  ${size} ${what}: p50 ${fmt(result.p50Ms, 2)} ms, p99 ${fmt(result.p99Ms, 2)} ms`);

@@ -1,20 +1,19 @@
 // A stand-in OpenTelemetry Collector speaking OTLP/gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc, the
 // Collector's port 4317): a @grpc/grpc-js server on a free loopback port implementing
 // opentelemetry.proto.collector.trace.v1.TraceService/Export, decoding each request with
-// scripts/lib/otlp/trace_service.proto into the same flat spans as the OTLP/HTTP receiver.
+// scripts/lib/otlp/trace_service.proto into the same flat spans as the OTLP/HTTP receiver
+// (otlp-spans.mjs).
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { flatten, spanWaiter } from './otlp-receiver.mjs';
+import { flatten, spanReceiver } from './otlp-spans.mjs';
 
 const PROTO_PATH = path.join(import.meta.dirname, 'otlp', 'trace_service.proto');
 
 /**
- * @typedef {import('./otlp-receiver.mjs').OtlpReceiver} OtlpReceiver
- * @typedef {import('./otlp-receiver.mjs').ReceivedSpan} ReceivedSpan
- * @typedef {Omit<OtlpReceiver, 'stats'> & {
- *   stats: { requests: number; metadata: Record<string, string | Buffer> };
- * }} OtlpGrpcReceiver Export calls received, and the request metadata of the last one.
+ * @import { ReceivedSpan, SpanReceiver } from './otlp-spans.mjs'
+ * @typedef {SpanReceiver<{ requests: number; metadata: Record<string, string | Buffer> }>}
+ *   OtlpGrpcReceiver Export calls received, and the request metadata of the last one.
  */
 
 /**
@@ -103,15 +102,11 @@ export async function startOtlpGrpcReceiver() {
       error ? reject(error) : resolve(bound),
     ),
   );
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    spans,
-    stats,
-    waitFor: spanWaiter(spans),
-    close: () =>
-      new Promise((resolve) => {
-        server.forceShutdown();
-        resolve();
-      }),
-  };
+  /** @type {() => Promise<void>} */
+  const close = () =>
+    new Promise((resolve) => {
+      server.forceShutdown();
+      resolve();
+    });
+  return spanReceiver(port, spans, stats, close);
 }

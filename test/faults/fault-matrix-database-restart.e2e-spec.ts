@@ -5,9 +5,8 @@ import { healthCheck } from '../../scripts/lib/grpc-client.mjs';
 import {
   cluster,
   clusterLog,
-  clusterRunning,
-  startFaultApp,
   useFaultCluster,
+  withLoadedFaultApp,
 } from '../support/fault-cluster.js';
 import {
   assertNoAcknowledgedWriteLost,
@@ -15,7 +14,6 @@ import {
   assertSuccessOrUnavailable,
   getUserOf,
   httpCall,
-  Load,
   until,
 } from '../support/fault-load.js';
 
@@ -23,12 +21,7 @@ describe('fault matrix: PostgreSQL stopped and restarted (e2e, a cluster of its 
   useFaultCluster();
 
   it('PostgreSQL stopped and restarted under traffic: only 503/UNAVAILABLE while down, recovery without a restart, no acknowledged write lost', async () => {
-    const { t, clients } = await startFaultApp('fault_restart', {
-      DB_CONNECT_TIMEOUT_MS: '500',
-      DB_POOL_SIZE: '4',
-    });
-    const load = new Load(t.url, clients, 6);
-    try {
+    await withLoadedFaultApp('fault_restart', async ({ t, clients, load }) => {
       load.phase = 'up';
       await until(
         'writes before the stop',
@@ -90,11 +83,6 @@ describe('fault matrix: PostgreSQL stopped and restarted (e2e, a cluster of its 
       for (const [id, name] of [...load.created].slice(0, 50)) {
         expect(await getUserOf(clients, id)).toEqual({ code: grpc.status.OK, reply: { id, name } });
       }
-    } finally {
-      await load.stop();
-      clients.close();
-      if (!clusterRunning()) await cluster.server.start();
-      await t.close();
-    }
+    });
   });
 });

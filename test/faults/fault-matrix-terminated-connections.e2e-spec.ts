@@ -7,16 +7,15 @@ import { SERVICE_UNAVAILABLE } from '../support/expected-errors.js';
 import {
   adminClient,
   blockedSessions,
-  startFaultApp,
   useFaultCluster,
   withFaultApp,
+  withLoadedFaultApp,
 } from '../support/fault-cluster.js';
 import {
   assertNoAcknowledgedWriteLost,
   assertSuccessOrUnavailable,
   getUserOf,
   httpCall,
-  Load,
   until,
 } from '../support/fault-load.js';
 
@@ -24,45 +23,39 @@ describe('fault matrix: connections terminated by PostgreSQL (e2e, a cluster of 
   useFaultCluster();
 
   it("pg_terminate_backend of the pool's connections: at worst 503 for the requests in flight, the pool heals itself", async () => {
-    const { url, t, clients } = await startFaultApp('fault_terminate', {
-      DB_CONNECT_TIMEOUT_MS: '500',
-      DB_POOL_SIZE: '4',
-    });
-    const admin = await adminClient(url);
-    const load = new Load(t.url, clients, 6);
-    try {
-      let terminated = 0;
-      for (let round = 1; round <= 10; round++) {
-        load.phase = `before kill ${round}`;
-        const before = load.successes();
+    await withLoadedFaultApp('fault_terminate', async ({ url, t, clients, load }) => {
+      const admin = await adminClient(url);
+      try {
+        let terminated = 0;
+        for (let round = 1; round <= 10; round++) {
+          load.phase = `before kill ${round}`;
+          const before = load.successes();
+          await until(
+            `successes before kill ${round}`,
+            () => load.successes() >= before + 20,
+            () => load.summary(),
+          );
+          const { rows } = await admin.query(
+            `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'users-service'`,
+          );
+          terminated += rows[0].n;
+        }
+        load.phase = 'after';
         await until(
-          `successes before kill ${round}`,
-          () => load.successes() >= before + 20,
+          'successes after the last kill',
+          () => load.count((o) => o.sentIn === 'after' && o.status === 201) >= 20,
           () => load.summary(),
         );
-        const { rows } = await admin.query(
-          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name = 'users-service'`,
-        );
-        terminated += rows[0].n;
+        await load.stop();
+        expect(terminated).toBeGreaterThanOrEqual(10);
+        assertSuccessOrUnavailable(load.outcomes);
+        await assertNoAcknowledgedWriteLost(t.dataSource, load);
+        expect(await healthCheck(clients.health)).toBe('SERVING');
+      } finally {
+        await admin.end();
       }
-      load.phase = 'after';
-      await until(
-        'successes after the last kill',
-        () => load.count((o) => o.sentIn === 'after' && o.status === 201) >= 20,
-        () => load.summary(),
-      );
-      await load.stop();
-      expect(terminated).toBeGreaterThanOrEqual(10);
-      assertSuccessOrUnavailable(load.outcomes);
-      await assertNoAcknowledgedWriteLost(t.dataSource, load);
-      expect(await healthCheck(clients.health)).toBe('SERVING');
-    } finally {
-      await load.stop();
-      await admin.end();
-      clients.close();
-      await t.close();
-    }
+    });
   });
 
   it('a request whose connection is terminated in the middle of its statement answers 503 / UNAVAILABLE, and nothing is half-written', async () => {

@@ -2,11 +2,10 @@ import pg from 'pg';
 import {
   buildService,
   type ServiceProcess,
-  startService,
+  startOnTestDatabase,
   waitFor,
-  waitUntilReady,
 } from '../support/service-process.js';
-import { testDatabaseUrl } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
 
 interface Answer {
   status: number;
@@ -51,14 +50,8 @@ describe('idempotent creates survive a crash (e2e: SIGKILL of the built service)
   });
 
   it('replays every acknowledged create after a restart, and creates every other key at most once', async () => {
-    const env = {
-      DATABASE_URL: testDatabaseUrl(),
-      MIGRATE_ON_BOOT: 'true',
-      LOG_LEVEL: 'warn',
-      SHUTDOWN_DRAIN_MS: '0',
-    };
-    service = await startService(env);
-    await waitUntilReady(service);
+    const env = { LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' };
+    service = await startOnTestDatabase(env);
 
     const first = new Map<string, Answer | undefined>();
     let next = 0;
@@ -78,8 +71,7 @@ describe('idempotent creates survive a crash (e2e: SIGKILL of the built service)
     next = KEYS; // the workers stop after their current request
     await Promise.all(workers);
 
-    service = await startService(env);
-    await waitUntilReady(service);
+    service = await startOnTestDatabase(env);
     for (let i = 0; i < KEYS; i++) {
       const key = `crash-${i}`;
       const retry = await keyedCreate(service.url, key, `crash user ${i}`);

@@ -6,12 +6,13 @@ import { read } from '../support/project-files.js';
 import {
   buildService,
   type ServiceProcess,
+  startOnTestDatabase,
   startService,
   waitFor,
   waitUntilReady,
 } from '../support/service-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { testDatabaseUrl } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
 
 /** The fields of every line, and the ones some lines add (a request's, an error's, a span's). */
 const LINE_FIELDS = ['level', 'time', 'service', 'context', 'msg'];
@@ -89,17 +90,14 @@ describe('every line the process writes is one JSON object (e2e)', () => {
   beforeAll(() => buildService());
 
   it('through boot, requests, a drained shutdown', async () => {
-    const service = await startService({
+    const service = await startOnTestDatabase({
       NODE_ENV: 'production',
       // Production must choose; these logs are about requests, not tokens.
       AUTH_MODE: 'none',
-      DATABASE_URL: testDatabaseUrl(),
-      MIGRATE_ON_BOOT: 'true',
       SHUTDOWN_DRAIN_MS: '1000',
       LOG_LEVEL: 'debug',
     });
     try {
-      await waitUntilReady(service);
       await fetch(`${service.url}/users/999999`);
       await fetch(`${service.url}/users`, { method: 'POST', body: 'not json' });
       service.child.kill('SIGTERM');

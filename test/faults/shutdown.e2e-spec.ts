@@ -6,11 +6,11 @@ import { freePort, refusesConnections } from '../../scripts/lib/ports.mjs';
 import {
   buildService,
   type ServiceProcess,
+  startOnTestDatabase,
   startService,
   waitFor,
-  waitUntilReady,
 } from '../support/service-process.js';
-import { testDatabaseUrl } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
 
 /** A JSON request sent at once, on a connection of its own. */
 const sendJson = (url: string, method = 'GET', path = '/', body?: object) =>
@@ -29,14 +29,14 @@ describe('the service process (e2e)', () => {
     let db: pg.Client;
 
     beforeAll(async () => {
-      service = await startService({
-        DATABASE_URL: testDatabaseUrl(),
-        MIGRATE_ON_BOOT: 'true',
-        SHUTDOWN_DRAIN_MS: '300',
-        SHUTDOWN_TIMEOUT_MS: '20000',
-        DB_STATEMENT_TIMEOUT_MS: '60000',
-      });
-      await waitUntilReady(service, { timeoutMs: 20_000 });
+      service = await startOnTestDatabase(
+        {
+          SHUTDOWN_DRAIN_MS: '300',
+          SHUTDOWN_TIMEOUT_MS: '20000',
+          DB_STATEMENT_TIMEOUT_MS: '60000',
+        },
+        { timeoutMs: 20_000 },
+      );
       db = new pg.Client({ connectionString: testDatabaseUrl() });
       await db.connect();
     });

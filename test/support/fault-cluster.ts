@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 import { grpcClients } from '../../scripts/lib/grpc-client.mjs';
+import { Load } from './fault-load.js';
 import { createTestApp } from './test-app.js';
 
 export let cluster: ThrowawayPostgres;
@@ -105,6 +106,32 @@ export async function withFaultApp(
     await admin.end();
     agent.destroy();
     app.clients.close();
+    await app.t.close();
+  }
+}
+
+export interface LoadedFaultApp extends Awaited<ReturnType<typeof startFaultApp>> {
+  /** Six workers of mixed HTTP and gRPC requests, running from the start of the test. */
+  load: Load;
+}
+
+/**
+ * Runs `test` with the app of startFaultApp (a pool of 4, connections given up after 500 ms) under
+ * a Load, then stops the load, closes the clients, starts the cluster again if the test left it
+ * stopped, and closes the app, whatever happened.
+ */
+export async function withLoadedFaultApp(
+  database: string,
+  test: (app: LoadedFaultApp) => Promise<void>,
+): Promise<void> {
+  const app = await startFaultApp(database, { DB_CONNECT_TIMEOUT_MS: '500', DB_POOL_SIZE: '4' });
+  const load = new Load(app.t.url, app.clients, 6);
+  try {
+    await test({ ...app, load });
+  } finally {
+    await load.stop();
+    app.clients.close();
+    if (!clusterRunning()) await cluster.server.start();
     await app.t.close();
   }
 }

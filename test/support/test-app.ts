@@ -17,9 +17,12 @@ import { appendFileSync } from 'node:fs';
 import { describeDisagreements, observedAgent, startOpenApiProxy } from './openapi-proxy.js';
 import { MetricsServer } from '../../src/observability/metrics-server.js';
 import { TcpProxy } from './tcp-proxy.js';
+import { testDatabaseUrl } from './test-database.js';
 
-// Shared with bench/ and scripts/; re-exported for the specs that import them from here.
+// Re-exported for the specs that import them from here: the ports' helpers (shared with bench/
+// and scripts/) and the test database's URL.
 export { freePort, freePorts } from '../../scripts/lib/ports.mjs';
+export { testDatabaseUrl } from './test-database.js';
 
 export const TEST_API_KEYS = ['test-key-current-0123456789', 'test-key-previous-9876543210'];
 
@@ -36,13 +39,6 @@ export interface TestApp {
   metricsPortUrl(path: string): string;
   grpcAddress: string;
   close(): Promise<void>;
-}
-
-export function testDatabaseUrl(): string {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url)
-    throw new Error('TEST_DATABASE_URL is not set: run the tests through jest (globalSetup)');
-  return url;
 }
 
 /**

@@ -4,20 +4,14 @@
 // in-process test app.
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { type ServiceProcess, startService, waitUntilReady } from './service-process.js';
-import { testDatabaseUrl } from './test-app.js';
+import { type ServiceProcess, startOnTestDatabase } from './service-process.js';
 
 /** Starts the service with `env` (the OTEL_* under test) and waits until it is ready. */
-export async function startTracedService(env: Record<string, string>): Promise<ServiceProcess> {
-  const service = await startService({
-    DATABASE_URL: testDatabaseUrl(),
-    MIGRATE_ON_BOOT: 'true',
-    OTEL_BSP_SCHEDULE_DELAY: '50',
-    SHUTDOWN_DRAIN_MS: '0',
-    ...env,
-  });
-  await waitUntilReady(service, { timeoutMs: 30_000 });
-  return service;
+export function startTracedService(env: Record<string, string>): Promise<ServiceProcess> {
+  return startOnTestDatabase(
+    { OTEL_BSP_SCHEDULE_DELAY: '50', SHUTDOWN_DRAIN_MS: '0', ...env },
+    { timeoutMs: 30_000 },
+  );
 }
 
 /** A user inserted straight into the database (no span of its own); its id. */

@@ -10,7 +10,7 @@ import {
   type OtlpGrpcReceiver,
   startOtlpGrpcReceiver,
 } from '../../scripts/lib/otlp-grpc-receiver.mjs';
-import type { ReceivedSpan } from '../../scripts/lib/otlp-receiver.mjs';
+import type { ReceivedSpan } from '../../scripts/lib/otlp-spans.mjs';
 import { buildService, type ServiceProcess, startService } from '../support/service-process.js';
 import { testDatabaseUrl } from '../support/test-app.js';
 import { insertUser, startTracedService } from '../support/traced-service.js';
