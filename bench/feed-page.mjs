@@ -31,7 +31,7 @@ async function serviceParts(url) {
       dataSource.getRepository(UserChangesWatermark),
       undefined,
     );
-    return { pageSql: repository.pageSql, encodeChangeToken };
+    return { pageSql: repository.pageSql.text, encodeChangeToken };
   } finally {
     await dataSource.destroy();
   }
