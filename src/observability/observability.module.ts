@@ -15,6 +15,7 @@ import { createRootLogger, ROOT_LOGGER } from './logging.js';
 import { MetricsServer } from './metrics-server.js';
 import { MetricsService } from './metrics.service.js';
 import { shutdownTracing, tracingStatus } from './tracing.js';
+import { WalArchiveMetrics } from './wal-archive.metrics.js';
 
 /**
  * nestjs-pino's settings: it is Nest's logger here, writing through the root logger; the
@@ -91,7 +92,7 @@ export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
       useFactory: nestLoggerParams,
     }),
   ],
-  providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle],
+  providers: [rootLogger, MetricsService, MetricsServer, TracingLifecycle, WalArchiveMetrics],
   exports: [ROOT_LOGGER, MetricsService, MetricsServer],
 })
 export class ObservabilityModule {}
