@@ -197,6 +197,15 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * Whether a replica can serve the lists now: one answered its last check and is within
+   * DB_REPLICA_MAX_LAG_MS. False without DATABASE_READ_URLS.
+   */
+  serving(): boolean {
+    const maxLag = this.config.database.replicaMaxLagMs;
+    return this.replicas.some((replica) => replica.up && replica.lagMs <= maxLag);
+  }
+
   /** Each replica's state at its last check, for the metrics. */
   states(): { name: string; up: boolean; lagMs: number }[] {
     return this.replicas.map(({ name, up, lagMs }) => ({ name, up, lagMs }));

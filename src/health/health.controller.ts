@@ -28,6 +28,13 @@ class ReadinessDto extends LivenessDto {
     description: 'present while a migration this build needs is not applied to the database yet',
   })
   migrations?: 'pending';
+
+  @ApiPropertyOptional({
+    enum: ['serving'],
+    description:
+      'present while the primary is down and a read replica serves the lists: ready for them, while writes and reads by id answer 503',
+  })
+  replicas?: 'serving';
 }
 
 @ApiTags('operations')
@@ -46,7 +53,8 @@ export class HealthController {
 
   /**
    * Readiness: 200 while the database answers with every migration of this build applied and
-   * shutdown has not begun, else 503.
+   * shutdown has not begun (with read replicas, also while the primary is down and a replica
+   * serves the lists), else 503.
    */
   @Get('ready')
   @ApiOperation({ summary: 'Readiness probe' })

@@ -13,6 +13,7 @@ import { isConnectionLost } from '../database/database-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { PrimaryStatus } from '../database/primary-status.js';
 import { driverGate } from '../database/queryable.js';
+import { ReadReplicas } from '../database/read-replicas.js';
 import { driverPool } from '../internals/typeorm-driver.js';
 import { SchemaReadiness } from './schema-readiness.js';
 
@@ -30,12 +31,21 @@ export interface Readiness {
   keys?: 'not fetched';
   /** Present while the database answers but lacks a migration this build knows (SchemaReadiness). */
   migrations?: 'pending';
+  /**
+   * Present while the primary is down and a read replica serves the lists: the instance stays
+   * ready for the reads the replicas may answer, and answers writes and reads by id with 503.
+   */
+  replicas?: 'serving';
 }
 
 /**
  * Readiness of this instance, shared by HTTP (/health/ready) and gRPC (grpc.health.v1.Health):
  * ready while the primary database answers, accepts writes, has every migration this build knows
  * applied (checked until it has, then no more: SchemaReadiness), and shutdown has not begun.
+ * With read replicas (DATABASE_READ_URLS), HTTP readiness also holds while the primary is down
+ * or failing over and a replica serves the lists (ReadReplicas.serving): a primary outage then
+ * takes down writes and reads by id, which answer 503 at once, but not the lists. gRPC's health
+ * follows the primary alone: its one method, GetUser, reads there.
  *
  * One check a second, whoever asks: a timer checks the database and sets the gRPC statuses
  * (Check and Watch answer from them), and /health/ready answers from the last check while it is
@@ -65,6 +75,7 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
     private readonly config: AppConfig,
     private readonly primary: PrimaryStatus,
     private readonly schema: SchemaReadiness,
+    private readonly replicas: ReadReplicas,
     // With authentication on, an instance that cannot verify tokens yet is not ready either.
     @Optional() private readonly tokens?: TokenVerifierService,
   ) {}
@@ -102,15 +113,18 @@ export class HealthService implements OnModuleInit, OnApplicationShutdown {
 
   async readiness(): Promise<Readiness> {
     const up = !this.shuttingDown && (await this.databaseUp());
+    // A schema seen up to date before the outage: an instance that started during it is not ready.
+    const onReplicas = !up && !this.shuttingDown && this.replicas.serving();
     const keys = this.tokens?.ready ?? true;
     const schema = this.schema.current;
     return {
-      ok: up && keys && schema,
+      ok: (up || onReplicas) && keys && schema,
       ...(!keys && { keys: 'not fetched' as const }),
       // A reason of its own only while the database answers (else that is the reason).
       ...(up && !schema && { migrations: 'pending' as const }),
       database: up ? 'up' : 'down',
       shuttingDown: this.shuttingDown,
+      ...(onReplicas && { replicas: 'serving' as const }),
     };
   }
 
