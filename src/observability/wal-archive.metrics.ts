@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge } from 'prom-client';
 import { PrimaryPool } from '../database/queryable.js';
 import { reads } from '../database/statement.js';
 import { MetricsService } from './metrics.service.js';
+import { ScrapedMetrics } from './scraped-metrics.js';
 
 /** The primary's WAL archiver as pg_stat_archiver shows it (readable by every role). */
 interface WalArchive {
@@ -32,72 +32,35 @@ const WAL_ARCHIVE_SQL = reads(`
  */
 @Injectable()
 export class WalArchiveMetrics {
-  private reading?: Promise<WalArchive | undefined>;
-
-  constructor(
-    metrics: MetricsService,
-    private readonly primary: PrimaryPool,
-  ) {
-    const registers = [metrics.registry];
-    const read = () => this.read();
-    const counter = (name: string, help: string, value: (archive: WalArchive) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        async collect() {
-          const archive = await read();
-          this.reset();
-          if (archive) this.inc(value(archive));
-        },
-      });
-    const gauge = (name: string, help: string, value: (archive: WalArchive) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        async collect() {
-          const archive = await read();
-          this.reset();
-          if (archive) this.set(value(archive));
-        },
-      });
-    gauge(
+  constructor(metrics: MetricsService, primary: PrimaryPool) {
+    const scraped = new ScrapedMetrics(metrics.registry, async () => {
+      const [row] = await primary.query<WalArchive>(WAL_ARCHIVE_SQL);
+      return row;
+    });
+    scraped.gauge(
       'db_wal_archive_enabled',
       "Whether the primary archives its WAL (archive_mode is not 'off')",
       (archive) => (archive.enabled ? 1 : 0),
     );
-    counter(
+    scraped.counter(
       'db_wal_archived_total',
       'WAL segments the primary archived since it started',
       (archive) => archive.archived,
     );
-    counter(
+    scraped.counter(
       'db_wal_archive_failures_total',
       "Failed attempts of the primary's archive_command since it started",
       (archive) => archive.failed,
     );
-    gauge(
+    scraped.gauge(
       'db_wal_archive_failing',
       'Whether the last attempt to archive a WAL segment failed (1) or not (0)',
       (archive) => (archive.failing ? 1 : 0),
     );
-    gauge(
+    scraped.gauge(
       'db_wal_archive_last_success_age_seconds',
       'Seconds since the primary last archived a WAL segment (-1: never)',
       (archive) => archive.lastArchivedAgeS ?? -1,
     );
-  }
-
-  /** The archiver's figures for this scrape, undefined when the database cannot be read. */
-  private read(): Promise<WalArchive | undefined> {
-    this.reading ??= this.primary
-      .query<WalArchive>(WAL_ARCHIVE_SQL)
-      .then(([row]) => row)
-      .catch(() => undefined)
-      .finally(() => {
-        this.reading = undefined;
-      });
-    return this.reading;
   }
 }
