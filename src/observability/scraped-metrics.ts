@@ -33,7 +33,9 @@ export class ScrapedMetrics<T> {
     return async function (this: M) {
       const figures = await read();
       this.reset();
+      // Without figures, no sample: a 0 would read as a counter's reset, or a value, to Prometheus.
       if (figures) record(this, value(figures));
+      else this.remove();
     };
   }
 
