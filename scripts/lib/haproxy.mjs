@@ -21,8 +21,6 @@ import { findTool, serviceTempDir, startListening } from './system-tools.mjs';
  * @typedef {object} PrimaryProxy
  * @property {(database: string) => string} url postgres://postgres@127.0.0.1:PORT/DATABASE,
  *   reaching the current primary only
- * @property {(database: string) => string} replicaUrl the same on another port, reaching the
- *   running replicas (Patroni's /replica)
  * @property {number} port
  * @property {number | undefined} pid
  * @property {() => string} output
@@ -136,7 +134,7 @@ export const PRIMARY_CHECKS = {
 export async function startPrimaryProxy({ members, checks = PRIMARY_CHECKS }) {
   const binary = haproxyPath();
   if (!binary) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
-  const [port, replicaPort, statsPort] = await freePorts(3);
+  const [port, statsPort] = await freePorts(2);
   const { dir, remove } = await serviceTempDir('users-service-haproxy-pg-');
   const config = [
     'defaults',
@@ -159,18 +157,6 @@ export async function startPrimaryProxy({ members, checks = PRIMARY_CHECKS }) {
       (member) =>
         `  server ${member.name} 127.0.0.1:${member.pgPort} check port ${member.restPort}`,
     ),
-    // The running replicas, for reads that may lag (DATABASE_READ_URLS). Sessions outlive their
-    // member's promotion: a promoted standby still answers the reads it was given.
-    'listen replicas',
-    `  bind 127.0.0.1:${replicaPort}`,
-    '  option httpchk GET /replica',
-    '  http-check expect status 200',
-    `  default-server inter ${checks.interMs}ms fastinter ${checks.fastInterMs}ms ` +
-      `downinter ${checks.downInterMs}ms rise ${checks.rise} fall ${checks.fall}`,
-    ...members.map(
-      (member) =>
-        `  server ${member.name} 127.0.0.1:${member.pgPort} check port ${member.restPort}`,
-    ),
     'listen stats',
     '  mode http',
     ...statsSection(statsPort),
@@ -179,8 +165,6 @@ export async function startPrimaryProxy({ members, checks = PRIMARY_CHECKS }) {
   return {
     /** @param {string} database */
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    /** @param {string} database */
-    replicaUrl: (database) => `postgres://postgres@127.0.0.1:${replicaPort}/${database}`,
     port,
     pid: daemon.pid,
     output: daemon.output,

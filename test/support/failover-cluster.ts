@@ -115,8 +115,6 @@ export function useFailoverCluster(): void {
     await waitForProxyOn(await cluster.waitForPrimary());
     service = await startReadyService({
       DATABASE_URL: proxy.url(DATABASE),
-      // Lists read from the standby, through the primary's outage too.
-      DATABASE_READ_URLS: proxy.replicaUrl(DATABASE),
       MIGRATE_ON_BOOT: 'true',
       LOG_LEVEL: 'warn',
       DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),

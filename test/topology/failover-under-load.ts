@@ -5,9 +5,7 @@
 // the failover then took back), a consumer that follows the change feed through the fault given
 // every committed change in order (replayed, it is the new primary's users table), no commit's
 // wait for the standby cut short in the old leader's log, readiness back to 200, the same service
-// process, and recovery within the fault's bound. Lists read from the standby
-// (DATABASE_READ_URLS); where the fault leaves the standby serving (`listsThroughStall`), every
-// list is answered, some while no primary is there.
+// process, and recovery within the fault's bound.
 import type { PatroniMember } from '../../scripts/lib/patroni.mjs';
 import {
   cluster,
@@ -27,7 +25,6 @@ import { checkCreates, checkHistories, describeHistory, usersAbove } from './fai
 import { startFeedConsumer } from './feed-consumer.js';
 import { startHistoryLoad } from './history-load.js';
 import { startKeyedLoad, type LoadFigures } from './keyed-load.js';
-import { startListLoad } from './list-load.js';
 
 /** Creates acknowledged after recovery before the load stops: the service is writing again. */
 const CREATES_AFTER_RECOVERY = 20;
@@ -70,7 +67,7 @@ export async function underLoad(
   label: string,
   bound: number,
   fault: (primary: PatroniMember) => Promise<PatroniMember>,
-  { shutsDownLeader = false, listsThroughStall = false } = {},
+  { shutsDownLeader = false } = {},
 ) {
   const before = await cluster!.waitForPrimary();
   await waitForProxyOn(before);
@@ -84,7 +81,6 @@ export async function underLoad(
   const attemptTimeoutMs = FAILOVER_RETRY_MS + STATEMENT_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 2000;
   const load = startKeyedLoad({ baseUrl: service!.url, prefix, attemptTimeoutMs });
   const history = startHistoryLoad({ baseUrl: service!.url, users, prefix, attemptTimeoutMs });
-  const lists = startListLoad({ baseUrl: service!.url, attemptTimeoutMs: STATEMENT_TIMEOUT_MS });
   const observe = async () => {
     const enough = (since: number, count: number) => () =>
       Promise.resolve(load.ackedSince(since) >= count);
@@ -102,11 +98,8 @@ export async function underLoad(
     return { faultAt, promotedAt, readyMs, after };
   };
   const { faultAt, promotedAt, readyMs, after } = await observe().finally(() =>
-    Promise.all([load.stop(), history.stop(), lists.stop()]),
+    Promise.all([load.stop(), history.stop()]),
   );
-  const stoppedAt = Date.now();
-  const listFailures = lists.failures(faultAt, stoppedAt);
-  const listsWhilePrimaryAway = lists.answered(faultAt, promotedAt);
   await history.finalReads();
   await feed.catchUp();
   const firstCreate = Math.min(
@@ -151,9 +144,7 @@ export async function underLoad(
       `; change feed: ` +
       `${feedVerdict.events} events (${feedVerdict.failedPolls} failed polls), ` +
       `${Object.keys(feedVerdict.rebuilt).length} users rebuilt against ` +
-      `${Object.keys(table).length} in the table, ${feedVerdict.outOfOrder.length} out of order; ` +
-      `lists from the standby: ${listsWhilePrimaryAway} answered before the new primary, ` +
-      `${listFailures.length} failed (${JSON.stringify(listFailures.map((f) => f.outcome))})`,
+      `${Object.keys(table).length} in the table, ${feedVerdict.outOfOrder.length} out of order`,
   );
   for (const verdict of verdicts.filter((v) => !v.linearizable)) {
     console.log(
@@ -179,10 +170,5 @@ export async function underLoad(
   expect(service!.alive()).toBe(true);
   expect(service!.pid).toBe(servicePid);
   expect(figures.recoveryMs).toBeLessThanOrEqual(bound);
-  if (listsThroughStall) {
-    // The lists never failed, and some were answered while no primary was there to read from.
-    expect(listFailures).toEqual([]);
-    expect(listsWhilePrimaryAway).toBeGreaterThan(0);
-  }
   return { after, load, figures, createFailures };
 }
