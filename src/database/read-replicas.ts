@@ -9,14 +9,19 @@ import { queryConfig, reads, type Statement } from './statement.js';
 const LAG_CHECK_INTERVAL_MS = 1000;
 
 // The replica's delay behind the primary, not the age of its last transaction: 0 while it has
-// replayed everything it received, else the time since the last transaction it replayed.
+// replayed everything it received, else the time since the last transaction it replayed. And
+// whether it is a standby at all: a promoted one is a primary of its own, whose rows may differ.
 const LAG_SQL = reads(`SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs"`);
+  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0) END::float8 AS "lagMs",
+  pg_is_in_recovery() AS "standby"`);
 
 interface Replica {
   /** host:port/database, for logs and metrics (never the password) */
   name: string;
+  url: string;
   pool: pg.Pool;
+  /** Its last check reached a server that is not a standby (logged once). */
+  notStandby: boolean;
   /** Answered its last lag check. */
   up: boolean;
   lagMs: number;
@@ -29,7 +34,10 @@ interface Replica {
  * nothing of one that is down or behind. A background check, once a second per replica, measures
  * its lag; a replica that is down or further behind than DB_REPLICA_MAX_LAG_MS is skipped, and
  * with none usable a list reads from the primary. A query that fails on a replica is run again
- * on the next one or the primary, so a replica outage never fails a request.
+ * on the next one or the primary, so a replica outage never fails a request. A URL that reaches
+ * a server out of recovery (a standby promoted by a failover, behind a proxy that routes to the
+ * current standbys) is skipped too, and its connections are closed, so that the next ones are
+ * routed anew.
  */
 @Injectable()
 export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
@@ -51,27 +59,33 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     private readonly config: AppConfig,
     private readonly primary: PrimaryPool,
   ) {
-    const { readUrls, connectTimeoutMs, poolSize } = config.database;
-    this.replicas = readUrls.map((url) => {
+    this.replicas = config.database.readUrls.map((url) => {
       const parsed = new URL(url);
-      // A pool per replica, each with its own connection gate (see poolOptions).
-      const pool = new pg.Pool({
-        connectionString: url,
-        max: poolSize,
-        connectionTimeoutMillis: connectTimeoutMs,
-        application_name: 'users-service',
-        ...poolOptions(config.database, { requireWritable: false }),
-      });
-      // An idle connection dropped by a replica going away must not crash the process.
-      pool.on('error', () => {});
       return {
         name: `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
-        pool,
+        url,
+        pool: this.openPool(url),
+        notStandby: false,
         up: false,
         lagMs: 0,
         checking: false,
       };
     });
+  }
+
+  /** A pool per replica, each with its own connection gate (see poolOptions). */
+  private openPool(url: string): pg.Pool {
+    const { connectTimeoutMs, poolSize } = this.config.database;
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: poolSize,
+      connectionTimeoutMillis: connectTimeoutMs,
+      application_name: 'users-service',
+      ...poolOptions(this.config.database, { requireWritable: false }),
+    });
+    // An idle connection dropped by a replica going away must not crash the process.
+    pool.on('error', () => {});
+    return pool;
   }
 
   onModuleInit(): void {
@@ -181,7 +195,14 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (replica.checking) return;
     replica.checking = true;
     try {
-      const { rows } = await replica.pool.query<{ lagMs: number }>(queryConfig(LAG_SQL));
+      const { rows } = await replica.pool.query<{ lagMs: number; standby: boolean }>(
+        queryConfig(LAG_SQL),
+      );
+      if (!rows[0].standby) {
+        this.leave(replica);
+        return;
+      }
+      replica.notStandby = false;
       const lagMs = Math.max(0, Number(rows[0].lagMs));
       const maxLag = this.config.database.replicaMaxLagMs;
       if (replica.up && replica.lagMs <= maxLag && lagMs > maxLag) {
@@ -209,6 +230,20 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   /** Each replica's state at its last check, for the metrics. */
   states(): { name: string; up: boolean; lagMs: number }[] {
     return this.replicas.map(({ name, up, lagMs }) => ({ name, up, lagMs }));
+  }
+
+  /** Skips a replica whose URL reached a server that is no standby, and closes its connections. */
+  private leave(replica: Replica): void {
+    if (!replica.notStandby) {
+      this.logger.warn(
+        `replica ${replica.name} is not a standby (promoted?): skipped, its connections closed`,
+      );
+    }
+    replica.notStandby = true;
+    replica.up = false;
+    const pool = replica.pool;
+    replica.pool = this.openPool(replica.url);
+    void pool.end().catch(() => {});
   }
 
   private markDown(replica: Replica, error: unknown): void {

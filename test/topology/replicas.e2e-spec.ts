@@ -1,7 +1,8 @@
 // A real streaming replica (Debian PostgreSQL: a throwaway primary and a pg_basebackup standby):
 // lists and their totals come from the replica, reads by id from the primary, a lagging replica
-// is skipped, a stopped one fails no request, and DATABASE_URL pointing at the standby (a
-// read-only node) is refused. Skipped, saying so, without Debian's pg_basebackup; .ci/run has it.
+// is skipped, a promoted one is left, a stopped one fails no request, and DATABASE_URL pointing
+// at the standby (a read-only node) is refused. Skipped, saying so, without Debian's
+// pg_basebackup; .ci/run has it.
 import pg from 'pg';
 import request from 'supertest';
 import {
@@ -199,6 +200,24 @@ describeWithReplicas('read replicas: DATABASE_READ_URLS (e2e)', () => {
     await expect(
       createTestApp({ env: { DATABASE_URL: standby.url, MIGRATE_ON_BOOT: 'false' } }),
     ).rejects.toMatchObject({ code: '25006' });
+  });
+
+  it('leaves a replica that was promoted: lists read from the primary, not from its copy', async () => {
+    await standbySql.query('SELECT pg_promote()');
+    // The promoted copy takes writes of its own: the service must not list them.
+    await poll('the standby to be promoted', async () => {
+      const { rows } = await standbySql.query('SELECT pg_is_in_recovery() AS standby');
+      return rows[0].standby === false;
+    });
+    await standbySql.query(`INSERT INTO users (name) VALUES ('Only on the copy')`);
+    await poll(
+      'the replica to be left',
+      async () => !/^db_replica_up\{[^}]*\} 1$/m.test((await request(t.metricsUrl).get('')).text),
+    );
+    const primaryReads = await listReads(t, 'primary');
+    const listed = names((await t.http().get('/users?limit=100').expect(200)).body);
+    expect(listed).not.toContain('Only on the copy');
+    expect(await listReads(t, 'primary')).toBe(primaryReads + 1);
   });
 
   it('fails no request while the replica is down: lists read from the primary', async () => {
