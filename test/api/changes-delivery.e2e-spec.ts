@@ -78,6 +78,8 @@ describe('change feed delivery (e2e)', () => {
       if (lockWait) {
         secondUpdate = second.query(`UPDATE users SET name = 'v3' WHERE id = 1`);
         await waitFor('the second writer to wait on the row lock', async () => {
+          // In a transaction pg_stat_activity is read once and kept: look afresh each time.
+          await first.query('SELECT pg_stat_clear_snapshot()');
           const { rows } = await first.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'`,
           );

@@ -28,17 +28,22 @@ describe('idempotent creates: the key wait bounds only the key (e2e)', () => {
     await t.close();
   });
 
-  /** Service backends waiting on a lock for longer than the key's bound, twice over (the clock,
-   * not now(): this connection's transaction fixed now() at its BEGIN). */
-  const waitingPastTheBound = async () =>
-    (
+  /** Service backends this test's blocker holds up for longer than the key's bound, twice over
+   * (the clock, not now(): this connection's transaction fixed now() at its BEGIN). Inside a
+   * transaction pg_stat_activity is read once and kept until its end, so each look clears that
+   * snapshot first: without it, a first look before the create's wait began saw no wait ever. */
+  const waitingPastTheBound = async () => {
+    await blocker.query('SELECT pg_stat_clear_snapshot()');
+    return (
       await blocker.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE application_name = 'users-service' AND wait_event_type = 'Lock'
+         WHERE application_name = 'users-service'
+           AND pg_backend_pid() = ANY (pg_blocking_pids(pid))
            AND clock_timestamp() - query_start > make_interval(secs => $1)`,
         [(2 * WAIT_MS) / 1000],
       )
     ).rows[0].n;
+  };
 
   it('waits past IDEMPOTENCY_WAIT_MS for a row lock another transaction holds, then creates', async () => {
     await blocker.query('BEGIN');
@@ -49,11 +54,21 @@ describe('idempotent creates: the key wait bounds only the key (e2e)', () => {
       .set('Idempotency-Key', 'queued-1')
       .send({ name: 'Ada', email: 'ada@example.com' });
     const answer = create.then((response) => response);
-    await waitFor(
-      'the keyed create to wait on the email past the key bound',
-      async () => (await waitingPastTheBound()) === 1,
-    );
-    await blocker.query('ROLLBACK');
+    // An answer before the wait is itself the failure, with what was answered.
+    const answeredFirst = answer.then((early) => {
+      throw new Error(`answered ${early.status} ${JSON.stringify(early.body)} before waiting`);
+    });
+    try {
+      await Promise.race([
+        waitFor(
+          'the keyed create to wait on the email past the key bound',
+          async () => (await waitingPastTheBound()) === 1,
+        ),
+        answeredFirst,
+      ]);
+    } finally {
+      await blocker.query('ROLLBACK');
+    }
     const response = await answer;
     expect(response.status).toBe(201);
     expect(response.body).toEqual(
