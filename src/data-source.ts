@@ -2,6 +2,8 @@ import { DataSource, type Migration } from 'typeorm';
 import { AppConfig, loadEnv } from './config/app-config.js';
 import { dataSourceOptions } from './database/database-options.js';
 import { runMigrations } from './database/migrations.js';
+import { Group } from './groups/group.entity.js';
+import { GroupMember } from './groups/group-member.entity.js';
 import { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
 import { ListCount } from './lists/list-count.entity.js';
 import { Post } from './posts/post.entity.js';
@@ -10,7 +12,16 @@ import { UserChange } from './changes/user-change.entity.js';
 import { UserChangesWatermark } from './changes/user-changes-watermark.entity.js';
 
 /** Every table the service maps (the service itself registers them through its modules). */
-const entities = [User, Post, IdempotencyKey, ListCount, UserChange, UserChangesWatermark];
+const entities = [
+  User,
+  Post,
+  IdempotencyKey,
+  ListCount,
+  UserChange,
+  UserChangesWatermark,
+  Group,
+  GroupMember,
+];
 
 /**
  * The TypeORM CLI's data source: `migration:run` calls runMigrations() on it, which here takes

@@ -10,6 +10,7 @@ import { UserChanges1718000000005 } from '../../migrations/1718000000005-UserCha
 import { UserChangesResetFloor1718000000006 } from '../../migrations/1718000000006-UserChangesResetFloor.js';
 import { UserChangesPurgeFunction1718000000007 } from '../../migrations/1718000000007-UserChangesPurgeFunction.js';
 import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
+import { ScimGroups1718000000011 } from '../../migrations/1718000000011-ScimGroups.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** The PEM CA of DB_CA_FILE; an error naming the setting when it cannot be read or holds none. */
@@ -75,6 +76,7 @@ export function dataSourceOptions(
       UserChangesResetFloor1718000000006,
       UserChangesPurgeFunction1718000000007,
       ScimUserColumns1718000000010,
+      ScimGroups1718000000011,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

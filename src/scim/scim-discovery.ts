@@ -1,6 +1,8 @@
 import {
+  CORE_GROUP,
   CORE_USER,
   ENTERPRISE_USER,
+  GROUP_SCHEMA,
   MAX_RESULTS,
   type ScimAttribute,
   type ScimSchema,
@@ -50,6 +52,17 @@ const USER_RESOURCE_TYPE = {
   meta: { resourceType: 'ResourceType', location: `${BASE}/ResourceTypes/User` },
 };
 
+const GROUP_RESOURCE_TYPE = {
+  schemas: [RESOURCE_TYPE],
+  id: 'Group',
+  name: 'Group',
+  endpoint: '/Groups',
+  description: 'Group',
+  schema: CORE_GROUP,
+  schemaExtensions: [],
+  meta: { resourceType: 'ResourceType', location: `${BASE}/ResourceTypes/Group` },
+};
+
 /** What the service supports, generated from the schema above; nothing here is aspirational. */
 export const DISCOVERY = {
   serviceProviderConfig: {
@@ -71,6 +84,6 @@ export const DISCOVERY = {
     ],
     meta: { resourceType: 'ServiceProviderConfig', location: `${BASE}/ServiceProviderConfig` },
   },
-  resourceTypes: [USER_RESOURCE_TYPE],
-  schemas: USER_SCHEMAS.map(schemaResource),
+  resourceTypes: [USER_RESOURCE_TYPE, GROUP_RESOURCE_TYPE],
+  schemas: [...USER_SCHEMAS, GROUP_SCHEMA].map(schemaResource),
 };

@@ -1,7 +1,7 @@
 import { type Filter, parse } from 'scim2-parse-filter';
 import { MAX_ID } from '../common/patterns.js';
 import { ScimError } from './scim-error.js';
-import { type Operand, resolveFilterPath, type UserStorageSql } from './scim-user-storage.js';
+import type { FilterStorage, Operand } from './scim-user-storage.js';
 
 /** Adds a value to the statement's parameters and returns its placeholder. */
 export type Param = (value: unknown) => string;
@@ -29,7 +29,7 @@ function escapeLike(value: string): string {
 }
 
 /**
- * Compiles a parsed filter to an SQL condition over the users table. Every value goes through
+ * Compiles a parsed filter to an SQL condition over a resource type's table (its storage). Every value goes through
  * `param` (a placeholder), never into the text. Comparisons of a value that may be absent are
  * wrapped in coalesce(…, false) under a `not`, so that `not (title eq "x")` holds for a user
  * without a title; outside one, NULL already counts as false, and `userName eq "x"` and
@@ -37,7 +37,7 @@ function escapeLike(value: string): string {
  */
 export class FilterCompiler {
   constructor(
-    private readonly storage: UserStorageSql,
+    private readonly storage: FilterStorage,
     private readonly param: Param,
   ) {}
 
@@ -54,7 +54,7 @@ export class FilterCompiler {
       case '[]': {
         if (element !== undefined) throw invalidFilter('value filters cannot be nested');
         const { attrPath, valFilter } = filter;
-        const path = resolveFilterPath(attrPath);
+        const path = this.storage.resolve(attrPath);
         if (!path.attribute.multiValued || path.sub) {
           throw invalidFilter(`${attrPath} is not a multi-valued attribute`);
         }
@@ -82,7 +82,7 @@ export class FilterCompiler {
     negated: boolean,
     element: string | undefined,
   ): string {
-    const path = resolveFilterPath(filter.attrPath);
+    const path = this.storage.resolve(filter.attrPath);
     const inArray = path.attribute.multiValued;
     if (filter.op === 'pr') {
       if (element !== undefined) return `${this.storage.operand(path, element).sql} IS NOT NULL`;

@@ -2,7 +2,7 @@ import type { Filter } from 'scim2-parse-filter';
 import { ScimError } from './scim-error.js';
 import { parseFilter } from './scim-filter.js';
 import { ENTERPRISE_USER, PATCH_OP, type ResolvedPath, resolveUserPath } from './scim-schema.js';
-import type { ScimObject } from './scim-user-resource.js';
+import type { PathResolver, ScimObject } from './scim-user-resource.js';
 
 export interface PatchOperation {
   op: 'add' | 'replace' | 'remove';
@@ -44,17 +44,20 @@ export function parsePatch(body: unknown): PatchOperation[] {
   });
 }
 
-interface Target {
+export interface Target {
   resolved: ResolvedPath;
   filter?: Filter;
   /** The sub-attribute after a value filter: `emails[type eq "work"].value`. */
   sub?: string;
 }
 
-/** `attr`, `attr.sub`, `attr[filter]`, `attr[filter].sub`, each maybe URN-prefixed. */
-function targetOf(path: string): Target {
+/**
+ * `attr`, `attr.sub`, `attr[filter]`, `attr[filter].sub`, each maybe URN-prefixed, resolved
+ * against a resource type's schemas (the User's unless told).
+ */
+export function targetOf(path: string, resolve: PathResolver = resolveUserPath): Target {
   const match = /^([^[\]]+?)(?:\[(.+)\](?:\.([A-Za-z][\w$-]*))?)?$/.exec(path.trim());
-  const resolved = match ? resolveUserPath(match[1]) : undefined;
+  const resolved = match ? resolve(match[1]) : undefined;
   if (!match || !resolved) throw new ScimError(400, `${path} is not a valid path`, 'invalidPath');
   const target: Target = { resolved };
   if (match[2] !== undefined) {
@@ -67,7 +70,7 @@ function targetOf(path: string): Target {
     }
     target.filter = parseFilter(match[2]);
     if (match[3] !== undefined) {
-      const sub = resolveUserPath(`${resolved.attribute.name}.${match[3]}`);
+      const sub = resolve(`${resolved.attribute.name}.${match[3]}`);
       if (!sub?.sub) throw new ScimError(400, `${path} is not a valid path`, 'invalidPath');
       target.sub = sub.sub.name;
     }
@@ -80,7 +83,7 @@ function targetOf(path: string): Target {
 const fold = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
 
 /** Whether an element of a multi-valued attribute matches a value filter (in memory). */
-function matches(element: ScimObject, filter: Filter): boolean {
+export function matches(element: ScimObject, filter: Filter): boolean {
   switch (filter.op) {
     case 'and':
       return filter.filters.every((part) => matches(element, part));

@@ -31,6 +31,7 @@ export interface ScimSchema {
 
 export const CORE_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const ENTERPRISE_USER = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const CORE_GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
@@ -118,6 +119,26 @@ const CORE_USER_ATTRIBUTES: ScimAttribute[] = [
       flag('primary', 'The preferred address (at most one)'),
     ],
   },
+  {
+    name: 'groups',
+    type: 'complex',
+    multiValued: true,
+    mutability: 'readOnly',
+    description: "The groups the user is a member of (changed through the groups' members)",
+    subAttributes: [
+      text('value', 'The id of the group', { mutability: 'readOnly', caseExact: true }),
+      text('$ref', 'The URI of the group', {
+        type: 'reference',
+        referenceTypes: ['Group'],
+        mutability: 'readOnly',
+      }),
+      text('display', 'The displayName of the group', { mutability: 'readOnly' }),
+      text('type', 'How the user is a member', {
+        canonicalValues: ['direct'],
+        mutability: 'readOnly',
+      }),
+    ],
+  },
 ];
 
 const ENTERPRISE_USER_ATTRIBUTES: ScimAttribute[] = [
@@ -136,6 +157,36 @@ const ENTERPRISE_USER_ATTRIBUTES: ScimAttribute[] = [
     ],
   },
 ];
+
+const CORE_GROUP_ATTRIBUTES: ScimAttribute[] = [
+  text('displayName', 'The name of the group (1 to 256 characters)', { required: true }),
+  {
+    name: 'members',
+    type: 'complex',
+    multiValued: true,
+    description: 'The users in the group',
+    subAttributes: [
+      text('value', 'The id of the user', { mutability: 'immutable', caseExact: true }),
+      text('$ref', 'The URI of the user', {
+        type: 'reference',
+        referenceTypes: ['User'],
+        mutability: 'readOnly',
+      }),
+      text('display', 'The displayName of the user', { mutability: 'readOnly' }),
+      text('type', 'The type of the member', {
+        canonicalValues: ['User'],
+        mutability: 'immutable',
+      }),
+    ],
+  },
+];
+
+export const GROUP_SCHEMA: ScimSchema = {
+  id: CORE_GROUP,
+  name: 'Group',
+  description: 'Group',
+  attributes: CORE_GROUP_ATTRIBUTES,
+};
 
 export const USER_SCHEMAS: ScimSchema[] = [
   { id: CORE_USER, name: 'User', description: 'User Account', attributes: CORE_USER_ATTRIBUTES },
@@ -196,27 +247,35 @@ export interface ResolvedPath {
   sub?: ScimAttribute;
 }
 
+/** A resource type's schemas: its core schema first, then its extensions. */
+export type ResourceSchemas = readonly ScimSchema[];
+
 /**
- * Resolves `name.sub`, optionally prefixed with a schema URN (`urn:…:User:userName`), against the
- * User schemas. Undefined for anything not declared.
+ * Resolves `name.sub`, optionally prefixed with a schema URN (`urn:…:User:userName`), against a
+ * resource type's schemas. Undefined for anything not declared.
  */
-export function resolveUserPath(path: string): ResolvedPath | undefined {
+export function resolvePath(schemas: ResourceSchemas, path: string): ResolvedPath | undefined {
+  const [core, ...extensions] = schemas;
   let rest = path;
-  let extension: string | undefined;
-  for (const schema of USER_SCHEMAS) {
+  let extension: ScimSchema | undefined;
+  for (const schema of schemas) {
     if (rest.toLowerCase().startsWith(`${schema.id.toLowerCase()}:`)) {
       rest = rest.slice(schema.id.length + 1);
-      if (schema.id !== CORE_USER) extension = schema.id;
+      if (schema !== core) extension = schema;
     }
   }
   const [name, subName, ...more] = rest.split('.');
-  if (more.length > 0) return undefined;
-  const pool = extension
-    ? ENTERPRISE_USER_ATTRIBUTES
-    : [...COMMON_ATTRIBUTES, ...CORE_USER_ATTRIBUTES];
+  if (more.length > 0 || (extension && !extensions.includes(extension))) return undefined;
+  const pool = extension ? extension.attributes : [...COMMON_ATTRIBUTES, ...core.attributes];
   const attribute = findAttribute(pool, name);
   if (!attribute) return undefined;
-  if (subName === undefined) return { extension, attribute };
+  if (subName === undefined) return { extension: extension?.id, attribute };
   const sub = findAttribute(attribute.subAttributes ?? [], subName);
-  return sub ? { extension, attribute, sub } : undefined;
+  return sub ? { extension: extension?.id, attribute, sub } : undefined;
 }
+
+/** resolvePath against the User schemas (core and enterprise). */
+export const resolveUserPath = (path: string) => resolvePath(USER_SCHEMAS, path);
+
+/** resolvePath against the Group schema. */
+export const resolveGroupPath = (path: string) => resolvePath([GROUP_SCHEMA], path);

@@ -1,5 +1,6 @@
 import { isEmail } from 'class-validator';
 import { codePointLength, isStorableText } from '../http/validators.js';
+import type { Membership } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import { invalidValue, ScimError } from './scim-error.js';
 import {
@@ -7,6 +8,7 @@ import {
   CORE_USER,
   ENTERPRISE_USER,
   findAttribute,
+  type ResolvedPath,
   resolveUserPath,
   type ScimAttribute,
   USER_SCHEMAS,
@@ -94,12 +96,17 @@ export function checkAttribute(attribute: ScimAttribute, value: unknown, where: 
  * The attributes of `value` that `attributes` declares, under their declared names (names are
  * case-insensitive). An undeclared one is a 400; a read-only one is ignored (RFC 7643 §2.2).
  */
-function checkObject(attributes: readonly ScimAttribute[], value: ScimObject, where: string) {
+export function checkObject(
+  attributes: readonly ScimAttribute[],
+  value: ScimObject,
+  where: string,
+  resourceType = 'User',
+) {
   const checked: ScimObject = {};
   for (const [key, item] of Object.entries(value)) {
     const attribute = findAttribute(attributes, key);
     const path = where ? `${where}.${key}` : key;
-    if (!attribute) throw invalidValue(`${path} is not an attribute of User`);
+    if (!attribute) throw invalidValue(`${path} is not an attribute of ${resourceType}`);
     if (attribute.mutability === 'readOnly') continue;
     const result = checkAttribute(attribute, item, path);
     if (result !== undefined) checked[attribute.name] = result;
@@ -208,8 +215,18 @@ function emailsOf(user: User): ScimObject[] | undefined {
 /** The version of a user as an ETag (weak: SCIM's representations vary with `attributes`). */
 export const etagOf = (version: number) => `W/"${version}"`;
 
-/** The SCIM User of a user. */
-export function toUserResource(user: User): ScimObject {
+/** A user's `groups` elements, from its memberships. */
+function groupsOf(memberships: readonly Membership[]): ScimObject[] {
+  return memberships.map(({ groupId, displayName }) => ({
+    value: String(groupId),
+    $ref: `/scim/v2/Groups/${groupId}`,
+    display: displayName,
+    type: 'direct',
+  }));
+}
+
+/** The SCIM User of a user, with the groups it is a member of. */
+export function toUserResource(user: User, memberships: readonly Membership[] = []): ScimObject {
   const { [ENTERPRISE_USER]: extension, ...core } = user.scimAttributes;
   delete core.emails;
   const emails = emailsOf(user);
@@ -222,6 +239,7 @@ export function toUserResource(user: User): ScimObject {
     active: user.active,
     ...core,
     ...(emails ? { emails } : {}),
+    ...(memberships.length > 0 ? { groups: groupsOf(memberships) } : {}),
     ...(extension ? { [ENTERPRISE_USER]: extension } : {}),
     meta: {
       resourceType: 'User',
@@ -233,15 +251,21 @@ export function toUserResource(user: User): ScimObject {
   };
 }
 
+/** Resolves an attribute path of one resource type (resolveUserPath, resolveGroupPath). */
+export type PathResolver = (path: string) => ResolvedPath | undefined;
+
 /** `attributes` or `excludedAttributes`: comma-separated attribute paths, each declared. */
-function pathsOf(list: string): { top: string; sub?: string; extension?: string }[] {
+function pathsOf(
+  list: string,
+  resolve: PathResolver,
+): { top: string; sub?: string; extension?: string }[] {
   return list
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean)
     .map((item) => {
-      const path = resolveUserPath(item);
-      if (!path) throw invalidValue(`${item} is not an attribute of User`);
+      const path = resolve(item);
+      if (!path) throw invalidValue(`${item} is not an attribute of this resource type`);
       return { top: path.attribute.name, sub: path.sub?.name, extension: path.extension };
     });
 }
@@ -254,10 +278,11 @@ export function project(
   resource: ScimObject,
   attributes?: string,
   excludedAttributes?: string,
+  resolve: PathResolver = resolveUserPath,
 ): ScimObject {
   if (attributes) {
     const kept: ScimObject = { schemas: resource.schemas, id: resource.id };
-    for (const { top, sub, extension } of pathsOf(attributes)) {
+    for (const { top, sub, extension } of pathsOf(attributes, resolve)) {
       const from = extension ? (resource[extension] as ScimObject | undefined) : resource;
       const into = extension ? ((kept[extension] as ScimObject | undefined) ?? {}) : kept;
       const value = from?.[top];
@@ -274,7 +299,7 @@ export function project(
   }
   if (!excludedAttributes) return resource;
   const copy = structuredClone(resource);
-  for (const { top, sub, extension } of pathsOf(excludedAttributes)) {
+  for (const { top, sub, extension } of pathsOf(excludedAttributes, resolve)) {
     if (top === 'id') continue;
     const from = extension ? (copy[extension] as ScimObject | undefined) : copy;
     if (!from) continue;

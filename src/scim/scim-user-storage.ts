@@ -1,3 +1,4 @@
+import type { MembershipTables } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import { invalidValue, ScimError } from './scim-error.js';
 import { type ResolvedPath, resolveUserPath, type ScimAttribute } from './scim-schema.js';
@@ -19,6 +20,18 @@ export interface Operand {
   caseExact: boolean;
 }
 
+/** What the filter compiler and the sort need of a resource type's storage. */
+export interface FilterStorage {
+  /** The declared attribute a path names; 400 (invalidFilter, or invalidValue for a sort) if none. */
+  resolve(path: string, forSort?: boolean): ResolvedPath;
+  /** The operand of a singular attribute, or of a sub-attribute inside `element` (jsonb). */
+  operand(path: ResolvedPath, element?: string): Operand;
+  /** True when the attribute has a value (`pr`). */
+  present(path: ResolvedPath): string;
+  /** EXISTS an element of a multi-valued attribute for which `condition(element)` holds. */
+  anyElement(path: ResolvedPath, condition: (element: string) => string): string;
+}
+
 const COLUMN_OF_ATTRIBUTE: Record<string, keyof User> = {
   id: 'id',
   userName: 'userName',
@@ -27,12 +40,12 @@ const COLUMN_OF_ATTRIBUTE: Record<string, keyof User> = {
   externalId: 'externalId',
 };
 
-const META_COLUMNS: Record<string, keyof User> = {
+const META_COLUMNS: Record<string, 'createdAt' | 'updatedAt'> = {
   created: 'createdAt',
   lastModified: 'updatedAt',
 };
 
-const invalidFilter = (message: string) => new ScimError(400, message, 'invalidFilter');
+export const invalidFilter = (message: string) => new ScimError(400, message, 'invalidFilter');
 
 function kindOf(attribute: ScimAttribute): Operand['kind'] {
   if (attribute.type === 'boolean') return 'boolean';
@@ -41,7 +54,7 @@ function kindOf(attribute: ScimAttribute): Operand['kind'] {
 }
 
 /** A text member of a jsonb value, as text, or as boolean for a boolean attribute. */
-function jsonMember(object: string, attribute: ScimAttribute): Operand {
+export function jsonMember(object: string, attribute: ScimAttribute): Operand {
   const member = `(${object} ->> ${literal(attribute.name)})`;
   const kind = kindOf(attribute);
   return {
@@ -52,13 +65,38 @@ function jsonMember(object: string, attribute: ScimAttribute): Operand {
 }
 
 /** A constant string as an SQL literal (only names from the schema ever pass here). */
-function literal(value: string): string {
+export function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
+/** A user's group (its `groups` element) as jsonb, from a group row aliased `g`. */
+export function groupElement({ groups }: MembershipTables): string {
+  const id = `g.${groups.column('id')}`;
+  return (
+    `jsonb_build_object('value', ${id}::text, '$ref', '/scim/v2/Groups/' || ${id}, ` +
+    `'display', g.${groups.column('displayName')}, 'type', 'direct')`
+  );
+}
+
+/** A group's member (its `members` element) as jsonb, from a user row aliased `u`. */
+export function memberElement({ users }: MembershipTables): string {
+  const id = `u.${users.column('id')}`;
+  return (
+    `jsonb_build_object('value', ${id}::text, '$ref', '/scim/v2/Users/' || ${id}, ` +
+    `'display', u.${users.column('name')}, 'type', 'User')`
+  );
+}
+
 /** The SQL of the storage of one user: columns and the jsonb of the other attributes. */
-export class UserStorageSql {
-  constructor(private readonly column: ColumnOf) {}
+export class UserStorageSql implements FilterStorage {
+  constructor(
+    private readonly column: ColumnOf,
+    private readonly memberships: MembershipTables,
+  ) {}
+
+  resolve(path: string, forSort = false): ResolvedPath {
+    return resolveFilterPath(path, forSort);
+  }
 
   /** The jsonb object that holds a top-level attribute (core, or its extension's). */
   private container({ extension }: ResolvedPath): string {
@@ -116,6 +154,13 @@ export class UserStorageSql {
    * `emails`, a user with a REST email and no stored element of it has one: `{"primary": true}`.
    */
   anyElement(path: ResolvedPath, condition: (element: string) => string): string {
+    if (path.attribute.name === 'groups' && !path.extension) {
+      const { members: m, groups: g } = this.memberships;
+      return (
+        `EXISTS (SELECT 1 FROM ${m.table} m JOIN ${g.table} g ON g.${g.column('id')} = m.${m.column('groupId')} ` +
+        `WHERE m.${m.column('userId')} = ${this.column('id')} AND ${condition(groupElement(this.memberships))})`
+      );
+    }
     const array = `(${this.container(path)} -> ${literal(path.attribute.name)})`;
     const elements = `jsonb_array_elements(CASE WHEN jsonb_typeof(${array}) = 'array' THEN ${array} ELSE '[]' END)`;
     let source = `SELECT e FROM ${elements} AS t(e)`;
@@ -128,17 +173,25 @@ export class UserStorageSql {
   }
 
   private meta(sub: ScimAttribute | undefined): Operand {
-    if (!sub) throw invalidFilter('meta needs a sub-attribute');
-    const property = META_COLUMNS[sub.name];
-    if (property) return { sql: this.column(property), kind: 'dateTime', caseExact: true };
-    const id = this.column('id');
-    const sql = {
-      resourceType: `'User'`,
-      location: `'/scim/v2/Users/' || ${id}`,
-      version: `'W/"' || ${this.column('version')} || '"'`,
-    }[sub.name]!;
-    return { sql, kind: 'text', caseExact: true };
+    return metaOperand(sub, this.column, 'User');
   }
+}
+
+/** The operand of `meta.<sub>` of a resource type stored with the versioned-row columns. */
+export function metaOperand(
+  sub: ScimAttribute | undefined,
+  column: (property: 'id' | 'createdAt' | 'updatedAt' | 'version') => string,
+  resourceType: 'User' | 'Group',
+): Operand {
+  if (!sub) throw invalidFilter('meta needs a sub-attribute');
+  const property = META_COLUMNS[sub.name];
+  if (property) return { sql: column(property), kind: 'dateTime', caseExact: true };
+  const sql = {
+    resourceType: `'${resourceType}'`,
+    location: `'/scim/v2/${resourceType}s/' || ${column('id')}`,
+    version: `'W/"' || ${column('version')} || '"'`,
+  }[sub.name]!;
+  return { sql, kind: 'text', caseExact: true };
 }
 
 function findValue(attribute: ScimAttribute): ScimAttribute {

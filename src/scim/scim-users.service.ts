@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { MAX_ID } from '../common/patterns.js';
+import { GroupsRepository } from '../groups/groups.repository.js';
+import type { User } from '../users/user.entity.js';
 import type { IfMatch } from '../users/users.service.js';
 import { UsersService } from '../users/users.service.js';
 import { FilterCompiler, parseFilter } from './scim-filter.js';
@@ -14,7 +16,7 @@ import {
   toUserFields,
   toUserResource,
 } from './scim-user-resource.js';
-import { type ColumnOf, resolveFilterPath, UserStorageSql } from './scim-user-storage.js';
+import { type ColumnOf, UserStorageSql } from './scim-user-storage.js';
 import { invalidValue } from './scim-error.js';
 
 /** A PATCH that lost a race with another writer reads the user again, this many times at most. */
@@ -28,14 +30,20 @@ function idOf(id: string): number {
   return Number(id);
 }
 
-/** SCIM Users over UsersService: the same table, versions, change feed and uniqueness. */
+/**
+ * SCIM Users over UsersService: the same table, versions, change feed and uniqueness. A user's
+ * `groups` are read from the groups' members (GroupsRepository); they change with those.
+ */
 @Injectable()
 export class ScimUsersService {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly groups: GroupsRepository,
+  ) {}
 
   async findOne(id: string, query: Pick<ScimListQuery, 'attributes' | 'excludedAttributes'> = {}) {
     const user = await this.users.findOne(idOf(id));
-    return project(toUserResource(user), query.attributes, query.excludedAttributes);
+    return project(await this.resource(user), query.attributes, query.excludedAttributes);
   }
 
   async create(body: unknown): Promise<ScimObject> {
@@ -44,7 +52,13 @@ export class ScimUsersService {
 
   async replace(id: string, body: unknown, ifMatch?: IfMatch): Promise<ScimObject> {
     const fields = toUserFields(checkUserResource(body));
-    return toUserResource(await this.users.update(idOf(id), fields, ifMatch));
+    return this.resource(await this.users.update(idOf(id), fields, ifMatch));
+  }
+
+  /** The SCIM User of a user, with its groups. */
+  private async resource(user: User): Promise<ScimObject> {
+    const memberships = await this.groups.groupsOf([user.id]);
+    return toUserResource(user, memberships.get(user.id));
   }
 
   /**
@@ -62,11 +76,11 @@ export class ScimUsersService {
           `User ${id} has changed: If-Match matches no current ETag`,
         );
       }
-      const patched = applyPatch(toUserResource(user), operations);
+      const patched = applyPatch(await this.resource(user), operations);
       patched.schemas = patched[ENTERPRISE_USER] ? [CORE_USER, ENTERPRISE_USER] : [CORE_USER];
       const fields = toUserFields(checkUserResource(patched));
       try {
-        return toUserResource(await this.users.update(userId, fields, [user.version]));
+        return await this.resource(await this.users.update(userId, fields, [user.version]));
       } catch (error) {
         if (!(error instanceof PreconditionFailedError) || attempt === PATCH_ATTEMPTS) throw error;
       }
@@ -79,30 +93,37 @@ export class ScimUsersService {
 
   /** A ListResponse: the filter compiled to SQL, an exact totalResults, 1-based startIndex. */
   async findAll(query: ScimListQuery): Promise<ScimObject> {
+    // An undeclared attribute is a 400 even when nothing matches.
+    project({}, query.attributes, query.excludedAttributes);
     const filter = query.filter === undefined ? undefined : parseFilter(query.filter);
     const { users, total } = await this.users.search(
       (column, param) => {
-        const storage = new UserStorageSql(column);
+        const storage = new UserStorageSql(column, this.groups.tables);
         const where = filter ? new FilterCompiler(storage, param).compile(filter) : 'true';
         return { where, orderBy: this.orderBy(storage, query, column) };
       },
       query.startIndex - 1,
       query.count,
     );
+    const memberships = await this.groups.groupsOf(users.map(({ id }) => id));
     return {
       schemas: [LIST_RESPONSE],
       totalResults: total,
       startIndex: query.startIndex,
       itemsPerPage: users.length,
       Resources: users.map((user) =>
-        project(toUserResource(user), query.attributes, query.excludedAttributes),
+        project(
+          toUserResource(user, memberships.get(user.id)),
+          query.attributes,
+          query.excludedAttributes,
+        ),
       ),
     };
   }
 
   private orderBy(storage: UserStorageSql, query: ScimListQuery, column: ColumnOf): string {
     if (query.sortBy === undefined) return column('id');
-    const path = resolveFilterPath(query.sortBy, true);
+    const path = storage.resolve(query.sortBy, true);
     const emails = path.attribute.name === 'emails' && !path.extension;
     if (path.attribute.multiValued && !emails) {
       throw invalidValue(`sortBy ${query.sortBy} is multi-valued`);

@@ -21,7 +21,8 @@ import { NotFoundError } from '../common/errors.js';
 import type { IfMatch } from '../users/users.service.js';
 import { ScimAuthGuard } from './scim-auth.guard.js';
 import { DISCOVERY } from './scim-discovery.js';
-import { invalidValue } from './scim-error.js';
+import { invalidValue, ScimError } from './scim-error.js';
+import { ScimGroupsService } from './scim-groups.service.js';
 import { scimListQuery } from './scim-list-query.js';
 import { ScimIfMatch, ScimResponse } from './scim-response.js';
 import { LIST_RESPONSE, SEARCH_REQUEST } from './scim-schema.js';
@@ -61,7 +62,7 @@ export class ScimUsersController {
     return this.scimUsers.findAll(scimListQuery(query));
   }
 
-  @Post(['Users/.search', '.search'])
+  @Post('Users/.search')
   @HttpCode(HttpStatus.OK)
   @ScimResponse()
   search(@Body() body: unknown) {
@@ -97,6 +98,118 @@ export class ScimUsersController {
   @HttpCode(HttpStatus.NO_CONTENT)
   remove(@Param('id') id: string, @ScimIfMatch() ifMatch?: IfMatch): Promise<void> {
     return this.scimUsers.remove(id, ifMatch);
+  }
+}
+
+@ScimController()
+export class ScimGroupsController {
+  constructor(private readonly scimGroups: ScimGroupsService) {}
+
+  @Get('Groups')
+  @ScimResponse()
+  findAll(@Query() query: QueryParameters) {
+    return this.scimGroups.findAll(scimListQuery(query));
+  }
+
+  @Post('Groups/.search')
+  @HttpCode(HttpStatus.OK)
+  @ScimResponse()
+  search(@Body() body: unknown) {
+    return this.scimGroups.findAll(scimListQuery(searchRequest(body)));
+  }
+
+  @Get('Groups/:id')
+  @ScimResponse()
+  findOne(@Param('id') id: string, @Query() query: QueryParameters) {
+    const { attributes, excludedAttributes } = scimListQuery(query);
+    return this.scimGroups.findOne(id, { attributes, excludedAttributes });
+  }
+
+  @Post('Groups')
+  @ScimResponse({ created: true })
+  create(@Body() body: unknown) {
+    return this.scimGroups.create(body);
+  }
+
+  @Put('Groups/:id')
+  @ScimResponse()
+  replace(@Param('id') id: string, @Body() body: unknown, @ScimIfMatch() ifMatch?: IfMatch) {
+    return this.scimGroups.replace(id, body, ifMatch);
+  }
+
+  @Patch('Groups/:id')
+  @ScimResponse()
+  patch(@Param('id') id: string, @Body() body: unknown, @ScimIfMatch() ifMatch?: IfMatch) {
+    return this.scimGroups.patch(id, body, ifMatch);
+  }
+
+  @Delete('Groups/:id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  remove(@Param('id') id: string, @ScimIfMatch() ifMatch?: IfMatch): Promise<void> {
+    return this.scimGroups.remove(id, ifMatch);
+  }
+}
+
+/**
+ * A search of the root (RFC 7644 §3.4.3): users, then groups, each filtered and sorted as its
+ * own endpoint would; a filter, sort or attribute one of the two types does not declare leaves
+ * that type out (it matches none there), and is a 400 only when neither declares it.
+ */
+@ScimController()
+export class ScimRootSearchController {
+  constructor(
+    private readonly scimUsers: ScimUsersService,
+    private readonly scimGroups: ScimGroupsService,
+  ) {}
+
+  @Post('.search')
+  @HttpCode(HttpStatus.OK)
+  @ScimResponse()
+  async search(@Body() body: unknown) {
+    const query = scimListQuery(searchRequest(body));
+    // Totals first (count 0), then each type's share of the page.
+    const [users, groups] = await Promise.all([
+      settle(() => this.scimUsers.findAll({ ...query, startIndex: 1, count: 0 })),
+      settle(() => this.scimGroups.findAll({ ...query, startIndex: 1, count: 0 })),
+    ]);
+    if (users.error && groups.error) throw users.error;
+    const userTotal = (users.value?.totalResults as number | undefined) ?? 0;
+    const groupTotal = (groups.value?.totalResults as number | undefined) ?? 0;
+    const skip = query.startIndex - 1;
+    const userCount = Math.max(0, Math.min(query.count, userTotal - skip));
+    const groupSkip = Math.max(0, skip - userTotal);
+    const groupCount = Math.min(query.count - userCount, Math.max(0, groupTotal - groupSkip));
+    const resources = [
+      ...(userCount > 0
+        ? await this.page(this.scimUsers.findAll({ ...query, count: userCount }))
+        : []),
+      ...(groupCount > 0
+        ? await this.page(
+            this.scimGroups.findAll({ ...query, startIndex: groupSkip + 1, count: groupCount }),
+          )
+        : []),
+    ];
+    return {
+      schemas: [LIST_RESPONSE],
+      totalResults: userTotal + groupTotal,
+      startIndex: query.startIndex,
+      itemsPerPage: resources.length,
+      Resources: resources,
+    };
+  }
+
+  private async page(list: Promise<Record<string, unknown>>): Promise<unknown[]> {
+    return (await list).Resources as unknown[];
+  }
+}
+
+/** The value of `work`, or the SCIM 400 it refused the query with. */
+async function settle<T>(work: () => Promise<T>): Promise<{ value?: T; error?: ScimError }> {
+  try {
+    return { value: await work() };
+  } catch (error) {
+    if (error instanceof ScimError && error.status === 400) return { error };
+    throw error;
   }
 }
 

@@ -179,8 +179,9 @@ export class UsersRepository {
     limit: number,
   ): Promise<{ users: User[]; total: number }> {
     const params: unknown[] = [];
+    // Columns qualified by the table: a condition's subquery (a user's groups) has an id of its own.
     const { where, orderBy } = plan(
-      (property) => this.sql.column(property),
+      (property) => `${this.sql.table}.${this.sql.column(property)}`,
       (value) => `$${params.push(value)}`,
     );
     const db = this.scope.queryable();

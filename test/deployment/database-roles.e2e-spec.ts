@@ -21,6 +21,8 @@ const RUNTIME = 'users_service_runtime';
 
 /** Every privilege the runtime role holds, table by table (column privileges as `UPDATE (c)`). */
 const EXPECTED_PRIVILEGES = {
+  group_members: ['DELETE', 'INSERT', 'SELECT'],
+  groups: ['DELETE', 'INSERT', 'SELECT', 'UPDATE'],
   idempotency_keys: ['DELETE', 'INSERT', 'SELECT', 'UPDATE (created_at)'],
   list_counts: ['SELECT'],
   migrations: ['SELECT'],
@@ -178,6 +180,26 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toEqual(first.body);
 
+    // A SCIM group of the user, renamed and with its members replaced.
+    const scim = (method: 'post' | 'patch', path: string, body: object) =>
+      http()
+        [method](`/scim/v2${path}`)
+        .set('Content-Type', 'application/scim+json')
+        .send(JSON.stringify(body));
+    const group = await scim('post', '/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Admins',
+      members: [{ value: String(id) }],
+    }).expect(201);
+    const renamed = await scim('patch', `/Groups/${group.body.id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [
+        { op: 'replace', path: 'displayName', value: 'Owners' },
+        { op: 'replace', path: 'members', value: [{ value: String(id) }] },
+      ],
+    }).expect(200);
+    expect(renamed.body.members).toEqual([expect.objectContaining({ value: String(id) })]);
+
     const { code, reply } = await getUser(client, id);
     expect([code, reply?.name]).toEqual([grpc.status.OK, 'Ada Lovelace']);
 
@@ -187,6 +209,9 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     await http().get(`/users/${id}/posts`).expect(404);
     expect((await http().get('/users').expect(200)).headers['x-total-count']).toBe('2');
     expect((await admin.query('SELECT count(*)::int AS n FROM posts')).rows).toEqual([{ n: 0 }]);
+    expect((await admin.query('SELECT count(*)::int AS n FROM group_members')).rows).toEqual([
+      { n: 0 },
+    ]);
 
     // The background purge of expired keys.
     await admin.query(`UPDATE idempotency_keys SET created_at = now() - interval '48 hours'`);

@@ -1,5 +1,6 @@
 // SCIM discovery, queries (filter, sort, paging, attributes, .search) and refused input.
 import {
+  CORE_GROUP,
   CORE_USER,
   ENTERPRISE_USER,
   entraUser,
@@ -46,12 +47,20 @@ describe('SCIM queries and discovery (e2e)', () => {
         }),
       );
       const types = await scimGet('/ResourceTypes').expect(200);
-      expect(types.body.Resources.map((type: { id: string }) => type.id)).toEqual(['User']);
+      expect(types.body.Resources.map((type: { id: string }) => type.id)).toEqual([
+        'User',
+        'Group',
+      ]);
       await scimGet('/ResourceTypes/User').expect(200);
+      const group = await scimGet('/ResourceTypes/Group').expect(200);
+      expect(group.body).toEqual(
+        expect.objectContaining({ endpoint: '/Groups', schema: CORE_GROUP }),
+      );
       const schemas = await scimGet('/Schemas').expect(200);
       expect(schemas.body.Resources.map((schema: { id: string }) => schema.id)).toEqual([
         CORE_USER,
         ENTERPRISE_USER,
+        CORE_GROUP,
       ]);
       const core = await scimGet(`/Schemas/${CORE_USER}`).expect(200);
       expect(core.body.attributes).toContainEqual(
@@ -68,7 +77,7 @@ describe('SCIM queries and discovery (e2e)', () => {
       );
     });
 
-    it.each(['/Schemas/urn:nope', '/ResourceTypes/Group', '/Nope'])(
+    it.each(['/Schemas/urn:nope', '/ResourceTypes/Role', '/Nope'])(
       'answers a SCIM 404 for %s',
       async (path) => {
         const res = await scimGet(path).expect(404);
@@ -191,6 +200,9 @@ describe('SCIM queries and discovery (e2e)', () => {
       ['sortBy=nope', 'invalidValue'],
       ['sortOrder=up', 'invalidValue'],
       ['filter=a&filter=b', 'invalidValue'],
+      // Undeclared attributes are refused even when no user is there to project.
+      ['attributes=nope', 'invalidValue'],
+      ['excludedAttributes=members', 'invalidValue'],
     ])('GET /Users?%s is 400 %s', async (query, scimType) => {
       expect((await scimGet(`/Users?${query}`).expect(400)).body).toEqual(scimError(400, scimType));
     });

@@ -5,6 +5,7 @@ export const SCIM = '/scim/v2';
 export const SCIM_TYPE = 'application/scim+json';
 export const CORE_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const ENTERPRISE_USER = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const CORE_GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -48,3 +49,17 @@ export const entraUser = (userName: string) => ({
   title: 'Analyst',
   [ENTERPRISE_USER]: { employeeNumber: '1815', department: 'Engines' },
 });
+
+/** A group as a provider creates one: its name and its members' ids. */
+export const scimGroup = (displayName: string, memberIds: string[] = [], extra: object = {}) => ({
+  schemas: [CORE_GROUP],
+  displayName,
+  members: memberIds.map((value) => ({ value })),
+  ...extra,
+});
+
+/** Creates a SCIM user named `userName` and answers its id. */
+export async function scimUserId(userName: string): Promise<string> {
+  const res = await scimSend('post', '/Users', { schemas: [CORE_USER], userName }).expect(201);
+  return res.body.id as string;
+}
