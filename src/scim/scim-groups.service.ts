@@ -186,8 +186,14 @@ export class ScimGroupsService {
   }
 
   /** All the operations or none, in one transaction holding the group's row. */
-  async patch(id: string, body: unknown, ifMatch?: IfMatch): Promise<ScimObject> {
+  async patch(
+    id: string,
+    body: unknown,
+    ifMatch?: IfMatch,
+    query: Projection = {},
+  ): Promise<ScimObject> {
     const groupId = idOf(id);
+    project({}, query.attributes, query.excludedAttributes, resolveGroupPath);
     const plan = planPatch(parsePatch(body));
     const group = await this.writing(() =>
       this.groups.write(groupId, plan.fields, versionsOf(groupId, ifMatch), async () => {
@@ -202,7 +208,12 @@ export class ScimGroupsService {
         );
       }),
     );
-    return this.resource(group);
+    return project(
+      await this.resource(group, query),
+      query.attributes,
+      query.excludedAttributes,
+      resolveGroupPath,
+    );
   }
 
   async remove(id: string, ifMatch?: IfMatch): Promise<void> {

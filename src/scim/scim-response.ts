@@ -9,15 +9,25 @@ interface Described {
   meta?: { version?: string; location?: string };
 }
 
+/** Whether a request names the attributes to return (`attributes` or `excludedAttributes`). */
+export const asksForAttributes = (query: Record<string, unknown>) =>
+  query.attributes !== undefined || query.excludedAttributes !== undefined;
+
 /**
  * A SCIM answer: application/scim+json, the resource's `ETag` (its meta.version), and on a
- * create its `Location`. Handlers return the resource; only this writes the headers.
+ * create its `Location`. Handlers return the resource; only this writes the headers. With
+ * `noContent`, the answer is 204 and the ETag alone unless the request asks for attributes
+ * (RFC 7644 §3.5.2 allows either): a group's PATCH then costs no read of its members.
  */
-export function ScimResponse({ created = false } = {}): MethodDecorator {
-  return AfterHandler((body, _request, response) => {
-    response.type(SCIM_MEDIA_TYPE);
+export function ScimResponse({ created = false, noContent = false } = {}): MethodDecorator {
+  return AfterHandler((body, request, response) => {
     const meta = (body as Described | undefined)?.meta;
     if (meta?.version) response.setHeader('ETag', meta.version);
+    if (noContent && !asksForAttributes(request.query)) {
+      response.status(204);
+      return undefined;
+    }
+    response.type(SCIM_MEDIA_TYPE);
     if (created && meta?.location) response.setHeader('Location', meta.location);
     return body;
   });

@@ -24,7 +24,7 @@ import { DISCOVERY } from './scim-discovery.js';
 import { invalidValue, ScimError } from './scim-error.js';
 import { ScimGroupsService } from './scim-groups.service.js';
 import { scimListQuery } from './scim-list-query.js';
-import { ScimIfMatch, ScimResponse } from './scim-response.js';
+import { asksForAttributes, ScimIfMatch, ScimResponse } from './scim-response.js';
 import { LIST_RESPONSE, SEARCH_REQUEST } from './scim-schema.js';
 import { ScimUsersService } from './scim-users.service.js';
 
@@ -138,9 +138,18 @@ export class ScimGroupsController {
   }
 
   @Patch('Groups/:id')
-  @ScimResponse()
-  patch(@Param('id') id: string, @Body() body: unknown, @ScimIfMatch() ifMatch?: IfMatch) {
-    return this.scimGroups.patch(id, body, ifMatch);
+  @ScimResponse({ noContent: true })
+  patch(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Query() query: QueryParameters,
+    @ScimIfMatch() ifMatch?: IfMatch,
+  ) {
+    // Without attributes asked for, the answer is 204: the members are not read.
+    const { attributes, excludedAttributes } = asksForAttributes(query)
+      ? scimListQuery(query)
+      : { attributes: undefined, excludedAttributes: 'members' };
+    return this.scimGroups.patch(id, body, ifMatch, { attributes, excludedAttributes });
   }
 
   @Delete('Groups/:id')

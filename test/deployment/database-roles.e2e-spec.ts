@@ -191,7 +191,7 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
       displayName: 'Admins',
       members: [{ value: String(id) }],
     }).expect(201);
-    const renamed = await scim('patch', `/Groups/${group.body.id}`, {
+    const renamed = await scim('patch', `/Groups/${group.body.id}?attributes=members`, {
       schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
       Operations: [
         { op: 'replace', path: 'displayName', value: 'Owners' },

@@ -155,7 +155,7 @@ describe('SCIM Groups (e2e)', () => {
         'patch',
         `/Groups/${id}`,
         patchOp({ op: 'Add', path: 'members', value: [{ $ref: null, value: user }] }),
-      ).expect(200);
+      ).expect(204);
       const found = await scimGet(membership).expect(200);
       expect(found.body.totalResults).toBe(1);
       expect(found.body.Resources[0]).not.toHaveProperty('members');
@@ -165,15 +165,27 @@ describe('SCIM Groups (e2e)', () => {
         'patch',
         `/Groups/${id}`,
         patchOp({ op: 'Remove', path: 'members', value: [{ $ref: null, value: user }] }),
-      ).expect(200);
+      ).expect(204);
       expect((await scimGet(membership).expect(200)).body.totalResults).toBe(0);
 
+      // A group's PATCH answers 204 with the new ETag, or the resource when attributes are asked.
       const renamed = await scimSend(
         'patch',
         `/Groups/${id}`,
         patchOp({ op: 'Replace', path: 'displayName', value: '1879db59updatedDisplayName' }),
+      ).expect(204);
+      expect(renamed.text).toBe('');
+      expect(renamed.headers.etag).toBe('W/"4"');
+      const asked = await scimSend(
+        'patch',
+        `/Groups/${id}?excludedAttributes=members`,
+        patchOp({ op: 'Replace', path: 'externalId', value: 'x-2' }),
       ).expect(200);
-      expect(renamed.body.displayName).toBe('1879db59updatedDisplayName');
+      expect(asked.headers['content-type']).toMatch(/^application\/scim\+json/);
+      expect(asked.body).toEqual(
+        expect.objectContaining({ displayName: '1879db59updatedDisplayName', externalId: 'x-2' }),
+      );
+      expect(asked.headers.etag).toBe(asked.body.meta.version);
 
       await t.http().delete(`/scim/v2/Groups/${id}`).expect(204);
       await scimGet(`/Groups/${id}`).expect(404);
@@ -191,17 +203,18 @@ describe('SCIM Groups (e2e)', () => {
       }).expect(201);
       const id = created.body.id as string;
       // Okta sends the id back in a PATCH without a path: a read-only attribute, ignored.
-      const renamed = await scimSend(
+      await scimSend(
         'patch',
         `/Groups/${id}`,
         patchOp({ op: 'replace', value: { id, displayName: 'Test SCIMv2 renamed' } }),
-      ).expect(200);
+      ).expect(204);
+      const renamed = await scimGet(`/Groups/${id}`).expect(200);
       expect(renamed.body).toEqual(
         expect.objectContaining({ id, displayName: 'Test SCIMv2 renamed' }),
       );
       const added = await scimSend(
         'patch',
-        `/Groups/${id}`,
+        `/Groups/${id}?attributes=members`,
         patchOp({
           op: 'add',
           path: 'members',
@@ -214,7 +227,7 @@ describe('SCIM Groups (e2e)', () => {
       expect(memberValues(added.body)).toEqual([ada, bob]);
       const removed = await scimSend(
         'patch',
-        `/Groups/${id}`,
+        `/Groups/${id}?attributes=members`,
         patchOp({ op: 'remove', path: `members[value eq "${ada}"]` }),
       ).expect(200);
       expect(memberValues(removed.body)).toEqual([bob]);
@@ -249,7 +262,7 @@ describe('SCIM Groups (e2e)', () => {
           ),
         ),
       );
-      expect(answers.map(({ status }) => status)).toEqual(ids.map(() => 200));
+      expect(answers.map(({ status }) => status)).toEqual(ids.map(() => 204));
       const read = await scimGet(`/Groups/${group.id}`).expect(200);
       expect(memberValues(read.body)).toEqual(ids);
       // Each change moved the version on once: 1 + 12.
@@ -260,7 +273,7 @@ describe('SCIM Groups (e2e)', () => {
       const [a, b, c] = [await scimUserId('a'), await scimUserId('b'), await scimUserId('c')];
       const id = (await scimSend('post', '/Groups', scimGroup('G', [a, b])).expect(201)).body.id;
       const send = (...operations: object[]) =>
-        scimSend('patch', `/Groups/${id}`, patchOp(...operations)).expect(200);
+        scimSend('patch', `/Groups/${id}?attributes=members`, patchOp(...operations)).expect(200);
       expect(
         memberValues((await send({ op: 'add', path: 'members', value: [{ value: a }] })).body),
       ).toEqual([a, b]);
@@ -320,6 +333,17 @@ describe('SCIM Groups (e2e)', () => {
       expect((await scimGet(`/Groups/${created.id}`).expect(200)).body).toEqual(created);
     });
 
+    it('refuses a PATCH asking for an undeclared attribute before it writes anything', async () => {
+      const created = (await scimSend('post', '/Groups', scimGroup('G')).expect(201)).body;
+      const res = await scimSend(
+        'patch',
+        `/Groups/${created.id}?attributes=userName`,
+        patchOp({ op: 'replace', path: 'displayName', value: 'Renamed' }),
+      ).expect(400);
+      expect(res.body).toEqual(scimError(400, 'invalidValue'));
+      expect((await scimGet(`/Groups/${created.id}`).expect(200)).body).toEqual(created);
+    });
+
     it('loses a deleted user from every group, and a deleted group from every user', async () => {
       const [a, b] = [await scimUserId('a'), await scimUserId('b')];
       const g1 = (await scimSend('post', '/Groups', scimGroup('G1', [a, b])).expect(201)).body.id;
@@ -343,7 +367,7 @@ describe('SCIM Groups (e2e)', () => {
           `/Groups/${created.id}`,
           patchOp({ op: 'replace', path: 'displayName', value: name }),
         ).set('If-Match', etag);
-      const renamed = await rename('G2', 'W/"1"').expect(200);
+      const renamed = await rename('G2', 'W/"1"').expect(204);
       expect(renamed.headers.etag).toBe('W/"2"');
       expect((await rename('G3', 'W/"1"').expect(412)).body).toEqual(scimError(412));
       const put = await scimSend('put', `/Groups/${created.id}`, scimGroup('G4')).set(
