@@ -381,6 +381,26 @@ describe('SCIM Groups (e2e)', () => {
     });
   });
 
+  describe('If-None-Match', () => {
+    it('answers 304 for a GET of a user or a group at the version the caller has', async () => {
+      const user = await scimUserId('ada');
+      const group = (await scimSend('post', '/Groups', scimGroup('G', [user])).expect(201)).body;
+      for (const path of [`/Users/${user}`, `/Groups/${group.id}`]) {
+        const first = await scimGet(path).expect(200);
+        const again = await scimGet(path).set('If-None-Match', first.headers.etag).expect(304);
+        expect([again.text, again.headers.etag]).toEqual(['', first.headers.etag]);
+        await scimGet(path).set('If-None-Match', 'W/"999"').expect(200);
+      }
+      // A change of the group's members is a new version: the old tag no longer matches.
+      await scimSend(
+        'patch',
+        `/Groups/${group.id}`,
+        patchOp({ op: 'remove', path: 'members' }),
+      ).expect(204);
+      await scimGet(`/Groups/${group.id}`).set('If-None-Match', group.meta.version).expect(200);
+    });
+  });
+
   describe('queries', () => {
     async function seed() {
       const [a, b] = [await scimUserId('a'), await scimUserId('b')];

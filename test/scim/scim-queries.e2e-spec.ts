@@ -236,6 +236,17 @@ describe('SCIM queries and discovery (e2e)', () => {
       expect((await scimGet('/Users').expect(200)).body.totalResults).toBe(0);
     });
 
+    it.each(['/Users', '/Groups'])(
+      'POST %s with a body over BODY_LIMIT is a SCIM 413, nothing created',
+      async (path) => {
+        const body = { schemas: [CORE_USER], userName: 'big', title: 'x'.repeat(200_000) };
+        const res = await scimSend('post', path, body).expect(413);
+        expect(res.headers['content-type']).toMatch(/^application\/scim\+json/);
+        expect(res.body).toEqual(scimError(413));
+        expect((await scimGet(path).expect(200)).body.totalResults).toBe(0);
+      },
+    );
+
     it.each([
       [{ op: 'replace', path: 'nope', value: 1 }, 'invalidPath'],
       [{ op: 'replace', path: 'id', value: '9' }, 'mutability'],
