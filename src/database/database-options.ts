@@ -11,6 +11,7 @@ import { UserChangesResetFloor1718000000006 } from '../../migrations/17180000000
 import { UserChangesPurgeFunction1718000000007 } from '../../migrations/1718000000007-UserChangesPurgeFunction.js';
 import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
 import { ScimGroups1718000000011 } from '../../migrations/1718000000011-ScimGroups.js';
+import { UsersActiveCounts1718000000012 } from '../../migrations/1718000000012-UsersActiveCounts.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** The PEM CA of DB_CA_FILE; an error naming the setting when it cannot be read or holds none. */
@@ -77,6 +78,7 @@ export function dataSourceOptions(
       UserChangesPurgeFunction1718000000007,
       ScimUserColumns1718000000010,
       ScimGroups1718000000011,
+      UsersActiveCounts1718000000012,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

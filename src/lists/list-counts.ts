@@ -8,7 +8,11 @@ import { reads, type ReadStatement } from '../database/statement.js';
 
 /** The keys the triggers maintain (see ListCount). */
 export const listCountKey = {
-  users: (role?: string) => (role === undefined ? 'users' : `users.role:${role}`),
+  users: (role?: string, active?: boolean) => {
+    const byActive = active === undefined ? '' : `active:${active}`;
+    if (role === undefined) return byActive ? `users.${byActive}` : 'users';
+    return byActive ? `users.role:${role}.${byActive}` : `users.role:${role}`;
+  },
   postsOfUser: (userId: number) => `posts.user:${userId}`,
 };
 

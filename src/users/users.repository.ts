@@ -120,8 +120,7 @@ export class UsersRepository {
             ? []
             : [`${this.sql.column('active')} = ${param(active === 'true')}`]),
         ],
-        // The triggers count users and users by role, not by active.
-        countKey: active === undefined ? listCountKey.users(role) : undefined,
+        countKey: listCountKey.users(role, active === undefined ? undefined : active === 'true'),
         snapshotValue: feedSql,
       }),
     );

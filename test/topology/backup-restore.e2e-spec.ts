@@ -244,6 +244,9 @@ describe('backup and point-in-time restore with pgBackRest (e2e)', () => {
       SELECT list, n FROM (
         SELECT 'users' AS list, count(*)::int AS n FROM users
         UNION ALL SELECT 'users.role:' || role, count(*)::int FROM users GROUP BY role
+        UNION ALL SELECT 'users.active:' || active, count(*)::int FROM users GROUP BY active
+        UNION ALL SELECT 'users.role:' || role || '.active:' || active, count(*)::int
+          FROM users GROUP BY role, active
         UNION ALL SELECT 'posts.user:' || user_id, count(*)::int FROM posts GROUP BY user_id
       ) c ORDER BY list`);
     expect(counters.rows).toEqual(recount.rows);
