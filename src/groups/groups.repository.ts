@@ -122,6 +122,21 @@ export class GroupsRepository {
     return byUser;
   }
 
+  /**
+   * SQL of a user's memberships as one jsonb array of `{groupId, displayName}` (Membership), in
+   * group order, for the user whose id is `userId` (an SQL expression): read in the same
+   * statement as the user.
+   */
+  membershipsSql(userId: string): string {
+    const { members: m, groups: g } = this.tables;
+    return (
+      `(SELECT coalesce(jsonb_agg(jsonb_build_object('groupId', g.${g.column('id')}, ` +
+      `'displayName', g.${g.column('displayName')}) ORDER BY g.${g.column('id')}), '[]') ` +
+      `FROM ${m.table} m JOIN ${g.table} g ON g.${g.column('id')} = m.${m.column('groupId')} ` +
+      `WHERE m.${m.column('userId')} = ${userId})`
+    );
+  }
+
   /** Creates a group with its members, in one transaction. */
   create(fields: GroupFields, memberIds: number[]): Promise<Group> {
     const { groups } = this.tables;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { MAX_ID } from '../common/patterns.js';
-import { GroupsRepository } from '../groups/groups.repository.js';
+import { GroupsRepository, type Membership } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import type { IfMatch } from '../users/users.service.js';
 import { UsersService } from '../users/users.service.js';
@@ -96,24 +96,28 @@ export class ScimUsersService {
     // An undeclared attribute is a 400 even when nothing matches.
     project({}, query.attributes, query.excludedAttributes);
     const filter = query.filter === undefined ? undefined : parseFilter(query.filter);
-    const { users, total } = await this.users.search(
+    const { users, total, also } = await this.users.search(
       (column, param) => {
         const storage = new UserStorageSql(column, this.groups.tables);
         const where = filter ? new FilterCompiler(storage, param).compile(filter) : 'true';
-        return { where, orderBy: this.orderBy(storage, query, column) };
+        return {
+          where,
+          orderBy: this.orderBy(storage, query, column),
+          // Each user's groups, read in the page's statement.
+          also: { groups: this.groups.membershipsSql(column('id')) },
+        };
       },
       query.startIndex - 1,
       query.count,
     );
-    const memberships = await this.groups.groupsOf(users.map(({ id }) => id));
     return {
       schemas: [LIST_RESPONSE],
       totalResults: total,
       startIndex: query.startIndex,
       itemsPerPage: users.length,
-      Resources: users.map((user) =>
+      Resources: users.map((user, index) =>
         project(
-          toUserResource(user, memberships.get(user.id)),
+          toUserResource(user, also[index].groups as Membership[]),
           query.attributes,
           query.excludedAttributes,
         ),

@@ -34,11 +34,14 @@ const PROVISIONED: (keyof ProvisionedUserFields)[] = [
   'scimAttributes',
 ];
 
-/** A query's condition and order, written with the table's columns and the statement's placeholders. */
+/**
+ * A query's condition and order, written with the table's columns and the statement's
+ * placeholders, and `also`: more values to read with each row, by name (a SQL expression each).
+ */
 export type SearchPlan = (
   column: (property: keyof User) => string,
   param: (value: unknown) => string,
-) => { where: string; orderBy: string };
+) => { where: string; orderBy: string; also?: Record<string, string> };
 
 /** What gRPC's GetUser returns of a user (no email, by contract). */
 export type UserSummary = Pick<User, 'id' | 'name'>;
@@ -169,34 +172,49 @@ export class UsersRepository {
   }
 
   /**
-   * The users a plan's condition selects, in its order, `limit` of them after `offset`, and how
-   * many it selects in all (exact). On the primary: a provider reads what it has just written.
+   * The users a plan's condition selects, in its order, `limit` of them after `offset`, how many
+   * it selects in all (exact), and for each user the plan's `also` values. On the primary: a
+   * provider reads what it has just written. A page shorter than `limit` ends the list, and
+   * tells the total: no count is sent (a provider's look-up by userName is one statement).
    */
   async search(
     plan: SearchPlan,
     offset: number,
     limit: number,
-  ): Promise<{ users: User[]; total: number }> {
+  ): Promise<{ users: User[]; total: number; also: Record<string, unknown>[] }> {
     const params: unknown[] = [];
     // Columns qualified by the table: a condition's subquery (a user's groups) has an id of its own.
-    const { where, orderBy } = plan(
+    const {
+      where,
+      orderBy,
+      also = {},
+    } = plan(
       (property) => `${this.sql.table}.${this.sql.column(property)}`,
       (value) => `$${params.push(value)}`,
     );
     const db = this.scope.queryable();
     const from = `FROM ${this.sql.table} WHERE ${where}`;
-    const [rows, [{ total }]] = await Promise.all([
-      limit === 0
-        ? []
-        : db.query(
-            reads(
-              `SELECT ${this.sql.selectList} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
-            ),
-            params,
-          ),
-      db.query<{ total: number }>(reads(`SELECT count(*)::int AS "total" ${from}`), params),
-    ]);
-    return { users: rows.map((row) => this.sql.toEntity(row)), total };
+    const count = async () =>
+      (
+        await db.query<{ total: number }>(reads(`SELECT count(*)::int AS "total" ${from}`), params)
+      )[0].total;
+    if (limit === 0) return { users: [], total: await count(), also: [] };
+    const names = Object.keys(also);
+    const extra = names.map((name) => `, ${also[name]} AS "${name}"`).join('');
+    const rows = await db.query(
+      reads(
+        `SELECT ${this.sql.selectList}${extra} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+      ),
+      params,
+    );
+    // A page that is not full ends the list: its rows tell the total, unless it is past the end.
+    const ended = rows.length < limit && (rows.length > 0 || offset === 0);
+    const total = ended ? offset + rows.length : await count();
+    return {
+      users: rows.map((row) => this.sql.toEntity(omit(row, names))),
+      total,
+      also: rows.map((row) => Object.fromEntries(names.map((name) => [name, row[name]]))),
+    };
   }
 
   /**
@@ -254,4 +272,12 @@ export class UsersRepository {
 
 function versionedWhere(id: number, versions?: number[]): FindOptionsWhere<User> {
   return versions ? { id, version: In(versions) } : { id };
+}
+
+/** A row without the named values. */
+function omit(row: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  if (names.length === 0) return row;
+  const rest = { ...row };
+  for (const name of names) delete rest[name];
+  return rest;
 }
