@@ -82,6 +82,14 @@ export function targetOf(path: string, resolve: PathResolver = resolveUserPath):
 
 const fold = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
 
+/** An element's value of a sub-attribute, its name matched ignoring case (RFC 7644 §3.4.2.2). */
+function valueOf(element: ScimObject, name: string): unknown {
+  if (name in element) return element[name];
+  const lower = name.toLowerCase();
+  const key = Object.keys(element).find((candidate) => candidate.toLowerCase() === lower);
+  return key === undefined ? undefined : element[key];
+}
+
 /** Whether an element of a multi-valued attribute matches a value filter (in memory). */
 export function matches(element: ScimObject, filter: Filter): boolean {
   switch (filter.op) {
@@ -94,9 +102,12 @@ export function matches(element: ScimObject, filter: Filter): boolean {
     case '[]':
       throw new ScimError(400, 'value filters cannot be nested', 'invalidFilter');
     case 'pr':
-      return element[filter.attrPath] !== undefined && element[filter.attrPath] !== null;
+      return (
+        valueOf(element, filter.attrPath) !== undefined &&
+        valueOf(element, filter.attrPath) !== null
+      );
   }
-  const actual = fold(element[filter.attrPath]);
+  const actual = fold(valueOf(element, filter.attrPath));
   const expected = fold(filter.compValue);
   switch (filter.op) {
     case 'eq':
