@@ -61,6 +61,16 @@ ALTER ROLE users_service_operator SET default_transaction_read_only = on;
 ALTER ROLE users_service_operator SET statement_timeout = '30s';
 -- Their share of max_connections (k8s/base/config.env has the whole budget).
 ALTER ROLE users_service_operator CONNECTION LIMIT 5;
+-- Every statement an operator runs is in the server's log, under the role's name (with the
+-- server's log_connections and a log_line_prefix naming user and application: docs/deploying.md,
+-- "Auditing the operator role"). Setting it needs a superuser: a managed service's admin role may
+-- be refused, which is reported and left to pgaudit or the provider's audit log.
+DO $$
+BEGIN
+  ALTER ROLE users_service_operator SET log_statement = 'all';
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE WARNING 'log_statement not set for users_service_operator (%): audit its sessions with pgaudit or the provider''s audit log', SQLERRM;
+END $$;
 
 -- The migration role owns the schema, so the tables, functions and triggers its migrations
 -- create are its own, and it alone grants on them. Nobody else creates objects in it (before

@@ -1,6 +1,6 @@
 // The owner and the repository of the service (ownership.yaml), and the files that name them:
-// CODEOWNERS and catalog-info.yaml, written from them here, and the alerts' runbook_url
-// (prometheus-rules.mjs). The placeholder organisation is refused in what prod deploys.
+// CODEOWNERS, catalog-info.yaml and the Alertmanager routing example, written from them here, and
+// the alerts' runbook_url and `team` label (prometheus-rules.mjs). The placeholder organisation is refused in what prod deploys.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -10,6 +10,7 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const OWNERSHIP_FILE = path.join(ROOT, 'ownership.yaml');
 export const CODEOWNERS_FILE = path.join(ROOT, 'CODEOWNERS');
 export const CATALOG_FILE = path.join(ROOT, 'catalog-info.yaml');
+export const ALERTMANAGER_FILE = path.join(ROOT, 'monitoring', 'alertmanager.example.yaml');
 /** The organisation of the committed example values: never to reach production. */
 export const PLACEHOLDER = 'example-org';
 
@@ -34,6 +35,13 @@ export function readOwnership(file = OWNERSHIP_FILE) {
 }
 
 /**
+ * The team's name without its organisation: the Backstage owner group and the `team` label of
+ * every alert (prometheus-rules.mjs), which Alertmanager routes on (docs/oncall.md).
+ * @param {Ownership} ownership
+ */
+export const teamName = ({ team }) => team.split('/')[1];
+
+/**
  * Where the repository's files are read on its main branch.
  * @param {Ownership} ownership
  */
@@ -55,7 +63,7 @@ export function renderCodeowners(text, { team }) {
  * @param {Ownership} ownership
  */
 export async function renderCatalog(text, ownership) {
-  const group = `group:${ownership.team.split('/')[1]}`;
+  const group = `group:${teamName(ownership)}`;
   const slug = new URL(ownership.repository).pathname.slice(1);
   const docs = parseAllDocuments(text).map((doc) => {
     if (doc.hasIn(['spec', 'owner'])) doc.setIn(['spec', 'owner'], group);
@@ -73,6 +81,16 @@ export async function renderCatalog(text, ownership) {
     return doc.toString({ lineWidth: 0 });
   });
   return formatAs(CATALOG_FILE, docs.join(''));
+}
+
+/**
+ * The Alertmanager routing example with the team as the value of every `team` matcher; the rest
+ * as it is.
+ * @param {string} text
+ * @param {Ownership} ownership
+ */
+export function renderAlertmanager(text, ownership) {
+  return text.replace(/team="[^"]*"/g, `team="${teamName(ownership)}"`);
 }
 
 /**

@@ -1,5 +1,6 @@
 // The service's Prometheus rules in one place: the SLO rules of monitoring/slos.yaml (through
-// slo-rules.mjs) and the alerts of monitoring/alerts.yaml, every alert given its runbook_url,
+// slo-rules.mjs) and the alerts of monitoring/alerts.yaml, every alert given its runbook_url and
+// the owning team's `team` label,
 // rendered as the PrometheusRule of k8s/overlays/prod (npm run monitoring:rules) or as a plain
 // rule file for promtool and for the Prometheus a test starts. A time scale divides every window
 // and `for` of the rules, and nothing else, so a test sees in seconds what production sees in
@@ -8,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { formatAs } from './format.mjs';
-import { blobBase, readOwnership } from './ownership.mjs';
+import { blobBase, readOwnership, teamName } from './ownership.mjs';
 import { durationMs, formatDuration, sloRuleGroups } from './slo-rules.mjs';
 
 /** @import { Rule, RuleGroup, SlothSpec } from './slo-rules.mjs' */
@@ -23,6 +24,12 @@ export const PROMETHEUS_RULE = path.join(ROOT, 'k8s', 'overlays', 'prod', 'prome
  * by the runbook's path.
  */
 export const RUNBOOK_BASE_URL = blobBase(readOwnership());
+
+/**
+ * The `team` label of every alert: the team of ownership.yaml without its organisation, which
+ * Alertmanager routes on (docs/oncall.md).
+ */
+export const TEAM = teamName(readOwnership());
 
 /**
  * The always-firing alert of monitoring/alerts.yaml: Alertmanager sends it to a dead man's switch,
@@ -49,18 +56,24 @@ async function readYaml(file) {
 }
 
 /**
- * An alert with its runbook_url under `base`; a recording rule as it is.
+ * An alert with its runbook_url under `base` and the owning team's label; a recording rule as
+ * it is.
  * @param {Rule} rule
  * @param {string} base
+ * @param {string} team
  * @returns {Rule}
  */
-function withRunbook(rule, base) {
+function withOwnership(rule, base, team) {
   if (!rule.alert) return rule;
   if (rule.annotations?.runbook_url) {
     throw new Error(`${rule.alert}: runbook_url is set by the generator, not in the source`);
   }
+  if (rule.labels?.team) {
+    throw new Error(`${rule.alert}: the team label is set by the generator, not in the source`);
+  }
   return {
     ...rule,
+    labels: { ...rule.labels, team },
     annotations: {
       ...rule.annotations,
       runbook_url: `${base}${runbookPath(rule.alert)}`,
@@ -109,16 +122,21 @@ export function scaleGroups(groups, scale) {
 
 /**
  * Every rule group of the service: the SLOs' (three per SLO), then the other alerts'.
- * @param {{ timeScale?: number; runbookBaseUrl?: string }} [options] timeScale 60: an hour's
- *   window lasts a minute; runbookBaseUrl: another repository's (RUNBOOK_BASE_URL by default).
+ * @param {{ timeScale?: number; runbookBaseUrl?: string; team?: string }} [options] timeScale
+ *   60: an hour's window lasts a minute; runbookBaseUrl: another repository's (RUNBOOK_BASE_URL
+ *   by default); team: another owner's (TEAM by default).
  * @returns {Promise<RuleGroup[]>}
  */
-export async function ruleGroups({ timeScale = 1, runbookBaseUrl = RUNBOOK_BASE_URL } = {}) {
+export async function ruleGroups({
+  timeScale = 1,
+  runbookBaseUrl = RUNBOOK_BASE_URL,
+  team = TEAM,
+} = {}) {
   const spec = /** @type {SlothSpec} */ (await readYaml(SLO_SPEC));
   const { groups: others } = /** @type {{ groups: RuleGroup[] }} */ (await readYaml(ALERTS_FILE));
   const groups = [...sloRuleGroups(spec), ...others].map((group) => ({
     ...group,
-    rules: group.rules.map((rule) => withRunbook(rule, runbookBaseUrl)),
+    rules: group.rules.map((rule) => withOwnership(rule, runbookBaseUrl, team)),
   }));
   return timeScale === 1 ? groups : scaleGroups(groups, timeScale);
 }
@@ -154,7 +172,7 @@ export async function renderRuleFile(options = {}) {
 
 /**
  * The PrometheusRule manifest of the prod overlay, as committed.
- * @param {{ runbookBaseUrl?: string }} [options]
+ * @param {{ runbookBaseUrl?: string; team?: string }} [options]
  * @returns {Promise<string>}
  */
 export async function renderPrometheusRule(options = {}) {
@@ -163,7 +181,11 @@ export async function renderPrometheusRule(options = {}) {
     kind: 'PrometheusRule',
     metadata: {
       name: 'users-service',
-      labels: { 'app.kubernetes.io/name': 'users-service', 'app.kubernetes.io/component': 'api' },
+      labels: {
+        'app.kubernetes.io/name': 'users-service',
+        'app.kubernetes.io/component': 'api',
+        team: options.team ?? TEAM,
+      },
     },
     spec: { groups: await ruleGroups(options) },
   };

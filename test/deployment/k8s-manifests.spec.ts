@@ -49,6 +49,25 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
     }
   });
 
+  it('requests as much memory as it limits, in every container of the Deployment and the Job', () => {
+    const containers = [container, ...jobPodSpec.containers];
+    expect(containers.length).toBeGreaterThanOrEqual(2);
+    for (const { name, resources } of containers) {
+      expect([name, resources?.limits?.memory]).toEqual([name, expect.stringMatching(/^\d+Mi$/)]);
+      expect([name, resources?.requests?.memory]).toEqual([name, resources?.limits?.memory]);
+    }
+  });
+
+  it('keeps three pods or more whatever the load, one at a time evicted', () => {
+    const hpa = objects.find((object) => object.kind === 'HorizontalPodAutoscaler') as
+      { spec: { minReplicas: number; maxReplicas: number } } | undefined;
+    const pdb = objects.find((object) => object.kind === 'PodDisruptionBudget') as
+      { spec: { maxUnavailable: number } } | undefined;
+    expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(3);
+    expect(hpa!.spec.maxReplicas).toBeGreaterThan(hpa!.spec.minReplicas);
+    expect(pdb?.spec.maxUnavailable).toBe(1);
+  });
+
   it('sets the image of the Deployment and the migration Job', () => {
     const baseImage = (
       parseYamlObjects(read('k8s/base/deployment.yaml'), 'deployment.yaml')[0] as {
@@ -112,6 +131,8 @@ describe.each(overlayCases)('Kubernetes manifests: k8s/overlays/%s', (_name, man
       expect(roles).toContain(
         `ALTER ROLE ${operator.username} SET default_transaction_read_only = on;`,
       );
+      // And every statement they run is logged under the role's name.
+      expect(roles).toContain(`ALTER ROLE ${operator.username} SET log_statement = 'all';`);
       // Replicas are read as the runtime role too.
       for (const replica of secretData.DATABASE_READ_URLS.split(',')) {
         expect(login(replica).username).toBe(runtime.username);

@@ -26,6 +26,11 @@ describe('k8s/relay', () => {
     expect(() => new NetworkPolicy(ofKind('NetworkPolicy')[0] as never).validate()).not.toThrow();
   });
 
+  it('requests as much memory as it limits', () => {
+    expect(container.resources?.limits?.memory).toMatch(/^\d+Mi$/);
+    expect(container.resources?.requests?.memory).toBe(container.resources?.limits?.memory);
+  });
+
   it('runs one relay, replaced by stopping the old pod first', () => {
     expect(deployment.spec!.replicas).toBe(1);
     expect(deployment.spec!.strategy?.type).toBe('Recreate');

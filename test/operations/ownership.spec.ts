@@ -6,11 +6,12 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { PLACEHOLDER_DIGEST } from '../../scripts/lib/image-pin.mjs';
 import {
   PLACEHOLDER,
   readOwnership,
+  renderAlertmanager,
   renderCatalog,
   renderCodeowners,
 } from '../../scripts/lib/ownership.mjs';
@@ -81,10 +82,19 @@ describe('ownership files', () => {
     expect(read('catalog-info.yaml')).toBe(
       await renderCatalog(read('catalog-info.yaml'), ownership),
     );
+    expect(read('monitoring/alertmanager.example.yaml')).toBe(
+      renderAlertmanager(read('monitoring/alertmanager.example.yaml'), ownership),
+    );
     expect(RUNBOOK_BASE_URL).toBe(`${ownership.repository}/blob/main/`);
     // Another owner changes every place, and leaves none behind.
     const codeowners = renderCodeowners(read('CODEOWNERS'), REAL);
     const catalog = await renderCatalog(read('catalog-info.yaml'), REAL);
+    const routing = renderAlertmanager(read('monitoring/alertmanager.example.yaml'), REAL);
+    expect(routing).toContain('team="users-team"');
+    expect(routing).not.toContain(`team="${TEAM.split('/')[1]}"`);
+    const rules = await renderPrometheusRule({ team: 'users-team' });
+    expect(rules).toContain('team: users-team');
+    expect(rules).not.toContain(`team: ${TEAM.split('/')[1]}`);
     for (const text of [codeowners, catalog]) {
       expect(text.includes(PLACEHOLDER)).toBe(false);
       expect(text).toContain('acme/');
@@ -93,6 +103,19 @@ describe('ownership files', () => {
     expect(catalog).toContain('owner: group:users-team');
     expect(catalog).toContain('github.com/project-slug: acme/users');
     expect(() => readOwnership(path.join(root, 'package.json'))).toThrow('team must be');
+  });
+
+  it('ownership.yaml says how the team is reached: the acknowledgement time and the escalation, as docs/oncall.md explains them', () => {
+    const { oncall } = parse(read('ownership.yaml')) as {
+      oncall?: { acknowledge_minutes?: number; escalation?: string[] };
+    };
+    expect(oncall?.acknowledge_minutes).toBeGreaterThan(0);
+    expect(oncall?.acknowledge_minutes).toBeLessThanOrEqual(30);
+    expect(oncall?.escalation).toEqual(['team', 'database', 'platform']);
+    const doc = read('docs/oncall.md');
+    expect(doc).toContain(`${oncall!.acknowledge_minutes} minutes`);
+    for (const step of oncall!.escalation!) expect(doc).toContain(`\`${step}\``);
+    expect(doc).toContain('ownership.yaml');
   });
 
   it('catalog-info.yaml: a Component providing the OpenAPI and the proto APIs, one owner, one system', () => {

@@ -1,8 +1,9 @@
 // The runbooks' psql commands, run as written (bash and the real psql) against a throwaway
 // PostgreSQL set up with deploy/sql/roles.sql, logged in as the operator role: the `kubectl` they
 // call answers the operator's Secret only, so a command reading another Secret fails. The
-// operator sees other roles' sessions and changes nothing; the held-back runbook lists the
-// transaction holding the feed first; the gRPC runbook's grep finds the service's log lines.
+// operator sees other roles' sessions, changes nothing and has every statement logged; the
+// held-back runbook lists the transaction holding the feed first; the gRPC runbook's grep finds
+// the service's log lines.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -89,7 +90,7 @@ describeWhenInstalled(
       }
     });
 
-    it('the operator sees other roles’ sessions and replication, and changes nothing', async () => {
+    it('the operator sees other roles’ sessions and replication, changes nothing, and is logged', async () => {
       const operator = new pg.Client({ connectionString: urlOf(OPERATOR) });
       await operator.connect();
       const app = new pg.Client({ connectionString: urlOf(OTHERS[0]) });
@@ -99,11 +100,17 @@ describeWhenInstalled(
         const { rows } = await operator.query(
           `SELECT pg_has_role('pg_monitor', 'MEMBER') AS monitor,
             current_setting('default_transaction_read_only') AS read_only,
+            current_setting('log_statement') AS logged,
             (SELECT query FROM pg_stat_activity WHERE pid = $1) AS query`,
           [(await app.query('SELECT pg_backend_pid() AS pid')).rows[0].pid],
         );
         expect(rows).toEqual([
-          { monitor: true, read_only: 'on', query: 'SELECT pg_backend_pid() AS pid' },
+          {
+            monitor: true,
+            read_only: 'on',
+            logged: 'all',
+            query: 'SELECT pg_backend_pid() AS pid',
+          },
         ]);
         await expect(operator.query('CREATE TABLE intruder (id int)')).rejects.toMatchObject({
           code: '25006',

@@ -1,6 +1,8 @@
 // docs/runbooks/: one runbook per alert and one alert per runbook, each saying what the alert
 // means, the first three commands to run, how to mitigate and when to escalate, with links that
-// lead somewhere; the operations pages link every runbook.
+// lead somewhere; the operations pages link every runbook. Procedures no alert fires (restore.md)
+// live there too, named in lowercase so they are never taken for an alert's runbook, and must be
+// linked from the docs that lead to them.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,9 +13,13 @@ import { alertRules } from '../support/promql.js';
 
 const RUNBOOKS = path.join(root, 'docs', 'runbooks');
 const SECTIONS = ['What it means', 'First three commands', 'Mitigate', 'Escalate'];
-const runbookFiles = readdirSync(RUNBOOKS)
+const allFiles = readdirSync(RUNBOOKS)
   .filter((file) => file.endsWith('.md'))
   .sort();
+/** An alert's runbook is named after the alert, which starts with a capital (UsersService…). */
+const runbookFiles = allFiles.filter((file) => /^[A-Z]/.test(file));
+/** Procedures: lowercase names, no alert of their own. */
+const procedureFiles = allFiles.filter((file) => !/^[A-Z]/.test(file));
 
 /** A runbook's `## ` sections by title. */
 function sections(text: string): Map<string, string> {
@@ -31,7 +37,31 @@ describe('runbooks (docs/runbooks/)', () => {
   it('has one runbook per alert and one alert per runbook', () => {
     expect(alerts.length).toBeGreaterThanOrEqual(16);
     expect(runbookFiles.map((file) => file.replace(/\.md$/, ''))).toEqual(alerts);
+    // Every other file is a procedure, named so that no alert could share its name.
+    for (const file of procedureFiles) expect(file).toMatch(/^[a-z][a-z0-9-]*\.md$/);
+    expect(procedureFiles).toContain('restore.md');
   });
+
+  it.each(procedureFiles)(
+    '%s: a procedure with a title, steps in sh blocks, linked from docs/ beyond the runbook list',
+    (file) => {
+      const text = readFileSync(path.join(RUNBOOKS, file), 'utf8');
+      expect(text.split('\n')[0]).toMatch(/^# \S/);
+      expect(text).not.toMatch(/\*\*Severity:\*\*/);
+      expect([...text.matchAll(/```sh\n/g)].length).toBeGreaterThan(0);
+      expect(
+        relativeLinks(path.join(RUNBOOKS, file)).filter((link) => /^\.\.\/[\w-]+\.md/.test(link))
+          .length,
+      ).toBeGreaterThan(0);
+      // Reached from the page of its subject, not only from the list of runbooks.
+      const linkedFrom = readdirSync(path.join(root, 'docs'))
+        .filter((page) => page.endsWith('.md') && page !== 'monitoring.md')
+        .filter((page) =>
+          relativeLinks(path.join(root, 'docs', page)).includes(`runbooks/${file}`),
+        );
+      expect([file, linkedFrom.length > 0]).toEqual([file, true]);
+    },
+  );
 
   it.each(runbookFiles)('%s: means, first three commands, mitigate, escalate', (file) => {
     const text = readFileSync(path.join(RUNBOOKS, file), 'utf8');
@@ -58,11 +88,14 @@ describe('runbooks (docs/runbooks/)', () => {
 
   it('links only to files and headings that exist, in the runbooks and the pages around them', () => {
     const pages = [
-      ...runbookFiles.map((file) => path.join(RUNBOOKS, file)),
+      ...allFiles.map((file) => path.join(RUNBOOKS, file)),
       ...[
         'docs/monitoring.md',
         'docs/slos.md',
         'docs/deploying.md',
+        'docs/backup.md',
+        'docs/oncall.md',
+        'docs/design.md',
         'README.md',
         'SECURITY.md',
       ].map((file) => path.join(root, file)),
@@ -78,7 +111,7 @@ describe('runbooks (docs/runbooks/)', () => {
   it('is listed, every runbook, on docs/monitoring.md, where their conventions are', () => {
     const monitoring = path.join(root, 'docs', 'monitoring.md');
     const links = relativeLinks(monitoring);
-    for (const file of runbookFiles) expect(links).toContain(`runbooks/${file}`);
+    for (const file of allFiles) expect(links).toContain(`runbooks/${file}`);
     expect(anchorsOf(monitoring).has('runbooks')).toBe(true);
   });
 

@@ -10,7 +10,7 @@ import http from 'node:http';
 import { setTimeout as pause } from 'node:timers/promises';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../../scripts/lib/embedded-pg.mjs';
 import { requestJson } from '../../scripts/lib/http-client.mjs';
-import { renderRuleFile, WATCHDOG_ALERT } from '../../scripts/lib/prometheus-rules.mjs';
+import { renderRuleFile, TEAM, WATCHDOG_ALERT } from '../../scripts/lib/prometheus-rules.mjs';
 import {
   activeAlerts,
   instantQuery,
@@ -130,7 +130,11 @@ describeWhenInstalled(
           (watchdog = await pageAlert(prometheus.url, WATCHDOG_ALERT))?.state === 'firing',
         FIRING_BOUND_MS,
       );
-      expect(watchdog?.labels).toEqual({ alertname: WATCHDOG_ALERT, severity: 'none' });
+      expect(watchdog?.labels).toEqual({
+        alertname: WATCHDOG_ALERT,
+        severity: 'none',
+        team: TEAM,
+      });
       expect(watchdog?.annotations.runbook_url).toMatch(
         /docs\/runbooks\/UsersServiceWatchdog\.md$/,
       );
