@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
+import { KeyedQueue } from '../common/keyed-queue.js';
 import { isForeignKeyViolation } from '../database/database-errors.js';
 import { EntitySql } from '../database/entity-sql.js';
 import { reads } from '../database/statement.js';
@@ -51,10 +52,13 @@ const MEMBER_USER_FK = 'FK_group_members_user';
  * Every statement on `groups` and `group_members`. A write of a group is one transaction that
  * first updates the group's row (its version, and the If-Match check), so writes of one group
  * queue on that row's lock: two member changes sent at once both apply, neither undoes the other.
+ * Within one process they queue in memory first (KeyedQueue), so a provider's burst on one group
+ * holds one database connection waiting on the lock, not the whole pool.
  */
 @Injectable()
 export class GroupsRepository {
   readonly tables: MembershipTables;
+  private readonly writes = new KeyedQueue<number>();
 
   constructor(
     @InjectRepository(Group) groups: Repository<Group>,
@@ -164,28 +168,30 @@ export class GroupsRepository {
     changes: (locked: Group) => Promise<MemberChange[]> | MemberChange[],
   ): Promise<Group> {
     const { groups } = this.tables;
-    return this.scope.run(async (tx) => {
-      const params: unknown[] = [id];
-      // The version moves on explicitly: an update within the same millisecond as the last
-      // would leave the row as it was, and the version trigger would keep the version.
-      const version = groups.column('version');
-      const sets = [`${groups.column('updatedAt')} = now()`, `${version} = ${version} + 1`];
-      for (const property of ['displayName', 'externalId'] as const) {
-        if (fields[property] !== undefined) {
-          sets.push(`${groups.column(property)} = $${params.push(fields[property])}`);
+    return this.writes.run(id, () =>
+      this.scope.run(async (tx) => {
+        const params: unknown[] = [id];
+        // The version moves on explicitly: an update within the same millisecond as the last
+        // would leave the row as it was, and the version trigger would keep the version.
+        const version = groups.column('version');
+        const sets = [`${groups.column('updatedAt')} = now()`, `${version} = ${version} + 1`];
+        for (const property of ['displayName', 'externalId'] as const) {
+          if (fields[property] !== undefined) {
+            sets.push(`${groups.column(property)} = $${params.push(fields[property])}`);
+          }
         }
-      }
-      let where = `${groups.column('id')} = $1`;
-      if (versions) where += ` AND ${groups.column('version')} = ANY($${params.push(versions)})`;
-      const [row] = await tx.query(
-        `UPDATE ${groups.table} SET ${sets.join(', ')} WHERE ${where} RETURNING ${groups.selectList}`,
-        params,
-      );
-      if (!row) throw await this.missing(id);
-      const group = groups.toEntity(row);
-      await this.changeMembers(id, await changes(group));
-      return group;
-    });
+        let where = `${groups.column('id')} = $1`;
+        if (versions) where += ` AND ${groups.column('version')} = ANY($${params.push(versions)})`;
+        const [row] = await tx.query(
+          `UPDATE ${groups.table} SET ${sets.join(', ')} WHERE ${where} RETURNING ${groups.selectList}`,
+          params,
+        );
+        if (!row) throw await this.missing(id);
+        const group = groups.toEntity(row);
+        await this.changeMembers(id, await changes(group));
+        return group;
+      }),
+    );
   }
 
   /** Deletes the group and its memberships; with `versions`, only at one of them. */

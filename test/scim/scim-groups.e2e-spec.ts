@@ -1,5 +1,6 @@
 // SCIM Groups: members are users, a user's `groups` lists its groups (read-only), and the
 // request sequences Entra ID's and Okta's provisioning documentation shows for groups.
+import pg from 'pg';
 import {
   CORE_GROUP,
   CORE_USER,
@@ -11,6 +12,8 @@ import {
   scimSend,
   scimUserId,
 } from '../support/scim-api.js';
+import { waitFor } from '../support/service-process.js';
+import { testDatabaseUrl } from '../support/test-app.js';
 import { t, useUsersApi } from '../support/users-api.js';
 
 type Member = { value: string; display?: string; type?: string; $ref?: string };
@@ -267,6 +270,44 @@ describe('SCIM Groups (e2e)', () => {
       expect(memberValues(read.body)).toEqual(ids);
       // Each change moved the version on once: 1 + 12.
       expect(read.body.meta.version).toBe('W/"13"');
+    });
+
+    it('queues member changes of one group in the service: one connection waits on its lock', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await scimUserId(`queued-${i}`));
+      const group = (await scimSend('post', '/Groups', scimGroup('Busy')).expect(201)).body;
+      const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
+      const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+      await Promise.all([blocker.connect(), admin.connect()]);
+      const waiting = async () =>
+        (
+          await admin.query(
+            // Blocked by the blocker, or queued behind another waiter for the row.
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE application_name = 'users-service' AND cardinality(pg_blocking_pids(pid)) > 0`,
+          )
+        ).rows[0].n as number;
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('SELECT 1 FROM groups WHERE id = $1 FOR UPDATE', [Number(group.id)]);
+        const patches = ids.map((value) =>
+          scimSend(
+            'patch',
+            `/Groups/${group.id}`,
+            patchOp({ op: 'add', path: 'members', value: [{ value }] }),
+          ).then((res) => res.status),
+        );
+        await waitFor('a member change waiting on the group', async () => (await waiting()) >= 1);
+        // Another request is served meanwhile: the pool is not held by the queue.
+        await scimGet(`/Users/${ids[0]}`).expect(200);
+        expect(await waiting()).toBe(1);
+        await blocker.query('COMMIT');
+        expect(await Promise.all(patches)).toEqual(ids.map(() => 204));
+      } finally {
+        await blocker.end();
+        await admin.end();
+      }
+      expect(memberValues((await scimGet(`/Groups/${group.id}`).expect(200)).body)).toEqual(ids);
     });
 
     it('replaces, removes all, and adds a member already in without a duplicate', async () => {
