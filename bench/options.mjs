@@ -36,6 +36,7 @@ export function parseOptions(argv = process.argv.slice(2)) {
       auth: { type: 'boolean', default: false },
       feed: { type: 'boolean', default: false },
       overload: { type: 'boolean', default: false },
+      scim: { type: 'boolean', default: false },
       duration: { type: 'string' },
       warmup: { type: 'string' },
       repetitions: { type: 'string' },
@@ -73,8 +74,12 @@ export function parseOptions(argv = process.argv.slice(2)) {
     auth: args.auth,
     feed: args.feed,
     overload: args.overload,
-    durationS: positive(args.duration ?? (args.quick ? 3 : args.overload ? 15 : 20), 'duration'),
-    warmupS: args.warmup === undefined ? (args.quick ? 1 : 5) : Number(args.warmup),
+    scim: args.scim,
+    durationS: positive(
+      args.duration ?? (args.quick ? 3 : args.overload || args.scim ? 15 : 20),
+      'duration',
+    ),
+    warmupS: args.warmup === undefined ? (args.quick ? 1 : args.scim ? 3 : 5) : Number(args.warmup),
     repetitions: Math.round(positive(args.repetitions ?? 2, 'repetitions')),
     // --overload: the most connections of its open loop (its capacity run has 50 callers).
     connections: Math.round(

@@ -13,6 +13,9 @@
 //                                     --connections its most connections, default 8,000), closed-loop floods of
 //                                     1,000 and 4,000 callers, a mixed spike, gRPC 4 and 8 × 1,000 streams; goodput,
 //                                     probes, peak RSS, recovery (15 s per run, --quick 3 s)
+//   npm run bench -- --scim           SCIM beside REST: a userName filter vs a read by id, a SCIM vs a REST
+//                                     create, a group PATCH adding a member to 10, 1,000 and 100,000, and
+//                                     the filters' plans (3 s + 2 × 15 s per request, --quick 1 s + 2 × 3 s)
 //   options: --duration S --warmup S --repetitions N --connections N --users N --posts N
 //            --only health,user,list,posts,grpc,patch,create   --targets service,baseline,express,nest-sample
 //            --load-generator auto|wrk|autocannon   --skip-build   --wait-idle S
@@ -58,6 +61,7 @@ import { BENCH_POST_ROLE, seed, vacuumAnalyze } from './seed.mjs';
 import { authBenchmark } from './auth.mjs';
 import { feedBenchmark } from './feed.mjs';
 import { overloadBenchmark } from './overload.mjs';
+import { scimBenchmark } from './scim.mjs';
 import { build, comparedBuild, migrate, RESULTS, startTarget } from './targets.mjs';
 import { tracingSink, tracingTable } from './tracing.mjs';
 
@@ -258,7 +262,9 @@ try {
         ? feedBenchmark(options, context)
         : options.overload
           ? overloadBenchmark(options, context)
-          : benchmark());
+          : options.scim
+            ? scimBenchmark(options, context)
+            : benchmark());
   await cleanup();
   process.exit(0);
 } catch (error) {

@@ -58,7 +58,7 @@ export function parseWrkOutput(text) {
  * connections on `threads` threads, requests from the Lua `script` given `scriptArgs`; killed
  * if it runs 30 s past its duration. Resolves with its parsed report.
  */
-async function runWrk({ base, threads, connections, durationS, script, scriptArgs }) {
+export async function runWrk({ base, threads, connections, durationS, script, scriptArgs }) {
   if (new URL(base).hostname !== '127.0.0.1') {
     throw new Error(`refusing to load ${base}: not 127.0.0.1`);
   }
