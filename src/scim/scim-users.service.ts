@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, PreconditionFailedError } from '../common/errors.js';
 import { MAX_ID } from '../common/patterns.js';
-import { GroupsRepository, type Membership } from '../groups/groups.repository.js';
+import { GroupsRepository } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import type { IfMatch } from '../users/users.service.js';
 import { UsersService } from '../users/users.service.js';
@@ -104,7 +104,7 @@ export class ScimUsersService {
           where,
           orderBy: this.orderBy(storage, query, column),
           // Each user's groups, read in the page's statement.
-          also: { groups: this.groups.membershipsSql(column('id')) },
+          also: this.groups.membershipsSql(column('id')),
         };
       },
       query.startIndex - 1,
@@ -117,7 +117,7 @@ export class ScimUsersService {
       itemsPerPage: users.length,
       Resources: users.map((user, index) =>
         project(
-          toUserResource(user, also[index].groups as Membership[]),
+          toUserResource(user, this.groups.membershipsOf(also[index].ids, also[index].names)),
           query.attributes,
           query.excludedAttributes,
         ),
