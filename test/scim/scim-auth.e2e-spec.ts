@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { type AuthApp, mint, startAuthApp } from '../support/identity-provider.js';
 import { CORE_USER, scimError, SCIM_TYPE } from '../support/scim-api.js';
-import { resetDatabase } from '../support/test-app.js';
+import { createTestApp, resetDatabase, type TestApp } from '../support/test-app.js';
 
 const PROVIDER_TOKEN = 'provider-secret-0123456789';
 
@@ -57,5 +57,30 @@ describe('SCIM authentication (e2e)', () => {
     expect(refused.body).toEqual(scimError(403));
     const list = await auth.t.http().get('/scim/v2/Users').set('Authorization', `Bearer ${scim}`);
     expect(list.body.totalResults).toBe(0);
+  });
+});
+
+describe('SCIM with authentication off (AUTH_MODE=none) (e2e)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const digest = createHash('sha256').update(PROVIDER_TOKEN).digest('hex');
+    t = await createTestApp({ env: { AUTH_MODE: 'none', SCIM_TOKEN_SHA256: digest } });
+  });
+  afterEach(() => resetDatabase(t.dataSource));
+  afterAll(() => t.close());
+
+  it('serves the routes to anyone, as every other route, even with provider tokens configured', async () => {
+    for (const authorization of [undefined, `Bearer ${PROVIDER_TOKEN}`, 'Bearer unknown']) {
+      const request = t.http().get('/scim/v2/Users');
+      const res = await (authorization ? request.set('Authorization', authorization) : request);
+      expect([res.status, res.body.totalResults]).toEqual([200, 0]);
+    }
+    await t
+      .http()
+      .post('/scim/v2/Users')
+      .set('Content-Type', SCIM_TYPE)
+      .send(JSON.stringify({ schemas: [CORE_USER], userName: 'ada' }))
+      .expect(201);
   });
 });
