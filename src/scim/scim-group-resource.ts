@@ -3,10 +3,7 @@ import type { Group } from '../groups/group.entity.js';
 import type { GroupFields, Member } from '../groups/groups.repository.js';
 import { invalidValue, ScimError } from './scim-error.js';
 import { COMMON_ATTRIBUTES, CORE_GROUP, GROUP_SCHEMA } from './scim-schema.js';
-import { checkObject, etagOf, type ScimObject } from './scim-user-resource.js';
-
-const isObject = (value: unknown): value is ScimObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { checkObject, etagOf, isObject, type ScimObject } from './scim-user-resource.js';
 
 /** What a create or a replace writes of a group: its fields and its members' user ids. */
 export interface GroupWrite {

@@ -2,7 +2,7 @@ import type { Filter } from 'scim2-parse-filter';
 import { ScimError } from './scim-error.js';
 import { parseFilter } from './scim-filter.js';
 import { ENTERPRISE_USER, PATCH_OP, type ResolvedPath, resolveUserPath } from './scim-schema.js';
-import type { PathResolver, ScimObject } from './scim-user-resource.js';
+import { isObject, type PathResolver, type ScimObject } from './scim-user-resource.js';
 
 export interface PatchOperation {
   op: 'add' | 'replace' | 'remove';
@@ -11,8 +11,6 @@ export interface PatchOperation {
 }
 
 const invalidSyntax = (message: string) => new ScimError(400, message, 'invalidSyntax');
-const isObject = (value: unknown): value is ScimObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const MAX_OPERATIONS = 100;
 
 /** The operations of a PatchOp body; operation names in any case (Entra ID sends `Replace`). */

@@ -40,7 +40,8 @@ const COLUMN_ATTRIBUTES = new Set([
 const NAME_LENGTH = 100;
 const EMAIL_LENGTH = 254;
 
-const isObject = (value: unknown): value is ScimObject =>
+/** A JSON object (not an array, not null). */
+export const isObject = (value: unknown): value is ScimObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A boolean, or the strings "true" and "false" in any case (Entra ID sends `"False"`). */
