@@ -23,7 +23,8 @@ export interface Rejection {
  * Puts admission in front of the app on `server`: every request passes it before Express sees
  * it, so a rejected one costs no routing, body read, authentication, validation or database
  * connection, only its 503 (late to a connection that asks again at once: LateRejections).
- * Probes (`/health`, `/health/ready`) pass straight through.
+ * Probes (`/health`, `/health/ready`) pass straight through. A request whose caller closed its
+ * connection before it was read is counted as `client_gone` and never started.
  */
 export function admitHttpRequests(
   server: Server,
@@ -62,13 +63,26 @@ export function admitHttpRequests(
       response.end(body);
     });
   };
+  // Connections whose first request has been offered. A first request may have waited in the
+  // kernel's accept queue (a spike of new connections) long enough for its caller to give up
+  // and close. The close is read on the loop's next turn (the read that returned the request
+  // ends first), so a first request is offered only then: a caller who left is not served.
+  const readOn = new WeakSet<object>();
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const workClass = httpWorkClass(request.method ?? 'GET', query < 0 ? url : url.slice(0, query));
     if (workClass === undefined) return serve(request, response);
-    admission.offer(new HttpAdmission(request, response, workClass, serve, reject));
+    const offered = new HttpAdmission(request, response, workClass, serve, reject);
+    if (readOn.has(request.socket)) return admission.offer(offered);
+    readOn.add(request.socket);
+    setImmediate(() =>
+      setImmediate(() => {
+        if (offered.gone()) reject(request, response, workClass, 'client_gone');
+        else admission.offer(offered);
+      }),
+    );
   });
 }
 
