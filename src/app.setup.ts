@@ -5,7 +5,7 @@ import { json, type Request } from 'express';
 import { AppConfig } from './config/app-config.js';
 import { isJsonBody, requestPipeline } from './http/request-pipeline.js';
 import { securityHeaders } from './http/security-headers.js';
-import { httpObservability } from './observability/http-observability.js';
+import { httpObservability, shedRequestRecorder } from './observability/http-observability.js';
 import { ROOT_LOGGER } from './observability/logging.js';
 import { MetricsService } from './observability/metrics.service.js';
 import { setupOpenApi } from './http/openapi.js';
@@ -63,6 +63,7 @@ export function configureApp(app: INestApplication): void {
     // As many as the connections the service keeps: a held answer holds one.
     maxHeld: config.overload.maxConnections,
     headers,
+    record: shedRequestRecorder(app.get(MetricsService)),
   });
   overloadMetrics.readClosedConnectionsFrom(
     boundIdleConnections(server, config.overload.maxConnections),

@@ -3,6 +3,7 @@ import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { hasProcessingHooks } from '../internals/nest-grpc.js';
 import type { DirectGrpcMethods, DirectUnaryHandler } from './direct-grpc-methods.js';
+import { type GrpcObservability, shedCode } from './grpc-observability.js';
 import type { AdmissionController } from '../overload/admission.js';
 import { admitGrpcCalls } from '../overload/grpc-admission.js';
 import type { OverloadMetrics } from '../overload/overload.metrics.js';
@@ -14,6 +15,8 @@ export interface GrpcAdmission {
   retryAfterS: number;
   /** The most rejections held for peers that came straight back. */
   maxHeld: number;
+  /** Where a turned-away call is counted, as every other call is. */
+  observability: GrpcObservability;
 }
 
 /** What Nest hands a transport for each method: guards, pipes and filters around the handler. */
@@ -57,9 +60,18 @@ export class AppGrpcServer extends ServerGrpc {
       if (handler) service[method] = this.directMethod(handler, service[method] as UnaryMethod);
     }
     if (this.admission) {
-      const { controller, metrics, retryAfterS, maxHeld } = this.admission;
+      const { controller, metrics, retryAfterS, maxHeld, observability } = this.admission;
       const streaming = (method: string) => grpcService.prototype[method]?.responseStream === true;
-      admitGrpcCalls(service, streaming, controller, metrics, retryAfterS, maxHeld);
+      admitGrpcCalls(
+        service,
+        streaming,
+        controller,
+        metrics,
+        retryAfterS,
+        maxHeld,
+        (method, reason, call, started) =>
+          observability.method(`users.${name}`, method).counted(started, shedCode(reason, call)),
+      );
     }
     return service;
   }

@@ -6,6 +6,7 @@ import { toGrpcError } from './grpc-exceptions.filter.js';
 import { requestIdFrom } from '../common/request-id.js';
 import { callerOf } from '../observability/caller.js';
 import { ROOT_LOGGER } from '../observability/logging.js';
+import type { RejectReason } from '../overload/work-class.js';
 import { MetricsService } from '../observability/metrics.service.js';
 import { activeSpan } from '../observability/tracing.js';
 
@@ -34,6 +35,17 @@ function deadlinePassed(call: ServerUnaryCall<unknown, unknown>): boolean {
 export function answeredCode(call: ServerUnaryCall<unknown, unknown>, code: status): status {
   if (!call.cancelled || (code !== status.OK && code !== status.CANCELLED)) return code;
   return deadlinePassed(call) ? status.DEADLINE_EXCEEDED : status.CANCELLED;
+}
+
+/**
+ * The code a caller sees when admission turns its call away for `reason` (src/overload/): an
+ * expired deadline is DEADLINE_EXCEEDED, a call its caller gave up is what answeredCode says,
+ * and a shed call is UNAVAILABLE.
+ */
+export function shedCode(reason: RejectReason, call: ServerUnaryCall<unknown, unknown>): status {
+  if (reason === 'deadline') return status.DEADLINE_EXCEEDED;
+  if (reason === 'client_gone') return answeredCode(call, status.CANCELLED);
+  return status.UNAVAILABLE;
 }
 
 /**
@@ -88,10 +100,20 @@ export class ObservedGrpcMethod {
 
   /** Records a call the authentication guard refused with `code`, `fields` saying why. */
   refused(started: bigint, code: status, fields: object): void {
-    const { handled, seconds, logger, message } = this.outcomeOf(code);
+    this.counted(started, code);
+    const { logger, message } = this.outcomeOf(code);
+    logger.info(fields, message);
+  }
+
+  /**
+   * Counts a call that ended with `code` before its handler ran, without a log line: what
+   * admission turns away (shedCode), which overload_rejected_total also counts, by reason; a
+   * flood would otherwise log thousands of lines a second.
+   */
+  counted(started: bigint, code: status): void {
+    const { handled, seconds } = this.outcomeOf(code);
     handled.inc();
     seconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    logger.info(fields, message);
   }
 
   private record(

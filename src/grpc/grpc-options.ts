@@ -12,6 +12,7 @@ import { GracefulShutdown } from '../health/graceful-shutdown.js';
 import { HealthService } from '../health/health.service.js';
 import { projectRoot } from '../project-root.js';
 import { AdmissionController } from '../overload/admission.js';
+import { GrpcObservability } from './grpc-observability.js';
 import { OverloadMetrics } from '../overload/overload.metrics.js';
 
 export const USERS_PROTO_PATH = path.join(projectRoot(), 'proto', 'users.proto');
@@ -76,6 +77,7 @@ export function grpcOptions(app: INestApplication): CustomStrategy {
       metrics: app.get(OverloadMetrics),
       retryAfterS: config.overload.retryAfterS,
       maxHeld: config.overload.maxConnections,
+      observability: app.get(GrpcObservability),
     }),
   };
 }

@@ -10,6 +10,11 @@ const QUIET_PATHS = new Set(['/health', '/health/ready']);
 /** The status of a request whose caller closed the connection before its answer was sent. */
 const CLIENT_CLOSED_REQUEST = 499;
 
+/** The route of a request turned away before routing: under `/users`, which the SLIs select. */
+const SHED_USERS_ROUTE = '/users/(shed)';
+/** The route of a request turned away before routing, anywhere else. */
+const SHED_ROUTE = '(shed)';
+
 /**
  * 5xx are errors, except a probe's: readiness answers 503 by design while the database is away
  * (HealthService logs that once, as a warning) and during a planned drain, when it is news, not a
@@ -70,5 +75,28 @@ export function httpObservability(
         `${request.method} ${route} ${status}`,
       );
     });
+  };
+}
+
+/**
+ * Records the requests admission turns away (src/overload/) in http_request_duration_seconds,
+ * as their callers saw them: status 503, or 499 when the caller had left. They never reach the
+ * router, so their route is `/users/(shed)` for a path under `/users` (the SLIs count it) and
+ * `(shed)` elsewhere. No log line: overload_rejected_total counts them by reason, and a flood
+ * would log thousands a second. One metric child per method, route and status, found once.
+ */
+export function shedRequestRecorder(
+  metrics: MetricsService,
+): (method: string, path: string, status: number, seconds: number) => void {
+  const children = new Map<string, { observe(seconds: number): void }>();
+  return (method, path, status, seconds) => {
+    const route = path === '/users' || path.startsWith('/users/') ? SHED_USERS_ROUTE : SHED_ROUTE;
+    const key = `${method} ${route} ${status}`;
+    let child = children.get(key);
+    if (!child) {
+      child = metrics.httpRequestDuration.labels({ method, route, status: String(status) });
+      children.set(key, child);
+    }
+    child.observe(seconds);
   };
 }

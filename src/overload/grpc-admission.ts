@@ -33,6 +33,8 @@ export function admitGrpcCalls(
   metrics: OverloadMetrics,
   retryAfterS: number,
   maxHeld: number,
+  /** Counts a turned-away call in the gRPC server metrics, as the caller saw it. */
+  turnedAway: (method: string, reason: RejectReason, call: Call, started: bigint) => void,
 ): void {
   const metadata = new Metadata();
   metadata.set('grpc-retry-pushback-ms', String(retryAfterS * 1000));
@@ -52,8 +54,10 @@ export function admitGrpcCalls(
     const workClass = grpcWorkClass(name);
     const stream = streaming(name);
     service[name] = (call: Call, callback?: Callback) => {
+      const started = process.hrtime.bigint();
       const refuse = (reason: RejectReason) => {
         metrics.rejected('grpc', workClass, reason);
+        turnedAway(name, reason, call, started);
         if (reason === 'client_gone') return;
         const refusal = reason === 'deadline' ? expired : overloaded;
         late.answer(call.getPeer(), () => {

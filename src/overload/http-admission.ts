@@ -17,6 +17,11 @@ export interface Rejection {
   /** The most rejections held for callers that came straight back (LateRejections). */
   maxHeld: number;
   headers: readonly Header[];
+  /**
+   * Records a turned-away request in the HTTP request metrics, as its caller saw it: `status`
+   * 503, or 499 when its caller had left; `path` without its query.
+   */
+  record: (method: string, path: string, status: number, seconds: number) => void;
 }
 
 /**
@@ -47,20 +52,17 @@ export function admitHttpRequests(
     ['retry-after', String(rejection.retryAfterS)],
   ];
   const late = new LateRejections(rejection.retryAfterS * 1000, rejection.maxHeld);
-  const reject = (
-    request: IncomingMessage,
-    response: ServerResponse,
-    workClass: WorkClass,
-    reason: RejectReason,
-  ) => {
-    metrics.rejected('http', workClass, reason);
-    if (reason === 'client_gone') return;
+  const reject = (offered: HttpAdmission, reason: RejectReason) => {
+    const { request, response } = offered;
+    metrics.rejected('http', offered.workClass, reason);
+    if (reason === 'client_gone') return offered.record(rejection.record, 499);
     late.answer(request.socket, () => {
-      if (response.destroyed) return;
+      if (response.destroyed) return offered.record(rejection.record, 499);
       response.setHeader('x-request-id', requestIdFrom(request.headers['x-request-id']));
       for (const [name, value] of headers) response.setHeader(name, value);
       response.statusCode = 503;
       response.end(body);
+      offered.record(rejection.record, 503);
     });
   };
   // Connections whose first request has been offered. A first request may have waited in the
@@ -72,14 +74,15 @@ export function admitHttpRequests(
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
-    const workClass = httpWorkClass(request.method ?? 'GET', query < 0 ? url : url.slice(0, query));
+    const path = query < 0 ? url : url.slice(0, query);
+    const workClass = httpWorkClass(request.method ?? 'GET', path);
     if (workClass === undefined) return serve(request, response);
-    const offered = new HttpAdmission(request, response, workClass, serve, reject);
+    const offered = new HttpAdmission(request, response, path, workClass, serve, reject);
     if (readOn.has(request.socket)) return admission.offer(offered);
     readOn.add(request.socket);
     setImmediate(() =>
       setImmediate(() => {
-        if (offered.gone()) reject(request, response, workClass, 'client_gone');
+        if (offered.gone()) reject(offered, 'client_gone');
         else admission.offer(offered);
       }),
     );
@@ -89,20 +92,18 @@ export function admitHttpRequests(
 /** One HTTP request at admission: its class, its deadline, and how it is served or refused. */
 class HttpAdmission implements AdmissionRequest {
   readonly deadline: number;
+  private readonly started = process.hrtime.bigint();
   private closed = false;
   private done?: () => void;
 
   constructor(
-    private readonly request: IncomingMessage,
-    private readonly response: ServerResponse,
+    readonly request: IncomingMessage,
+    readonly response: ServerResponse,
+    /** The request target without its query. */
+    private readonly path: string,
     readonly workClass: WorkClass,
     private readonly serve: RequestListener,
-    private readonly refuse: (
-      request: IncomingMessage,
-      response: ServerResponse,
-      workClass: WorkClass,
-      reason: RejectReason,
-    ) => void,
+    private readonly refuse: (offered: HttpAdmission, reason: RejectReason) => void,
   ) {
     const timeout = request.headers[ENVOY_TIMEOUT];
     const ms = typeof timeout === 'string' ? Number(timeout) : NaN;
@@ -122,7 +123,7 @@ class HttpAdmission implements AdmissionRequest {
     if (this.gone()) {
       // Its caller left while it waited: nothing is started, and the slot is free at once.
       done();
-      this.refuse(this.request, this.response, this.workClass, 'client_gone');
+      this.refuse(this, 'client_gone');
       return;
     }
     this.done = done;
@@ -130,6 +131,12 @@ class HttpAdmission implements AdmissionRequest {
   }
 
   reject(reason: RejectReason): void {
-    this.refuse(this.request, this.response, this.workClass, reason);
+    this.refuse(this, reason);
+  }
+
+  /** Hands `record` what it records of this request, turned away with `status`. */
+  record(record: Rejection['record'], status: number): void {
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    record(this.request.method ?? 'GET', this.path, status, seconds);
   }
 }

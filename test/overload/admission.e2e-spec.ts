@@ -148,19 +148,43 @@ describe('admission control (e2e, a fixed limit of 10)', () => {
       readTimeout: moved('http', 'read', 'queue_timeout'),
       writeGone: moved('http', 'write', 'client_gone'),
     }).toEqual({ httpFeed: 1, grpcFeed: 1, listDeadline: 1, readTimeout: 1, writeGone: 1 });
+    // The HTTP request metrics, which the SLIs read, count them as their callers saw them.
+    const shed = (metrics: string, method: string, status: string) =>
+      Number(
+        new RegExp(
+          `^http_request_duration_seconds_count\\{method="${method}",route="/users/\\(shed\\)",status="${status}"\\} (\\d+)$`,
+          'm',
+        ).exec(metrics)?.[1] ?? 0,
+      );
+    const recorded = (method: string, status: string) =>
+      shed(after, method, status) - shed(before, method, status);
+    expect({ answered503: recorded('GET', '503'), left499: recorded('POST', '499') }).toEqual({
+      answered503: 3,
+      left499: 1,
+    });
     expect(after).toMatch(/^overload_limit 10$/m);
     expect(after).toMatch(/^overload_queue_wait_seconds_count \d+$/m);
   });
 
-  it('answers a gRPC call turned away UNAVAILABLE with grpc-retry-pushback-ms', async () => {
+  it('answers a gRPC call turned away UNAVAILABLE with grpc-retry-pushback-ms, and counts each turned-away call as its caller saw it', async () => {
     const { id } = (await call('POST', '/users', { name: 'Linus' })).body as { id: number };
+    const before = await scrape();
     await admin.query('BEGIN');
     await admin.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
     const held = Array.from({ length: 9 }, () => call('GET', `/users/${id}`));
     await inFlight(9);
-    const refused = await new Promise<grpc.ServiceError>((resolve) =>
-      clients.users.GetUser({ id }, (error: grpc.ServiceError | null) => resolve(error!)),
-    );
+    const getUser = (options: grpc.CallOptions) =>
+      new Promise<grpc.ServiceError>((resolve) =>
+        clients.users.GetUser(
+          { id },
+          new grpc.Metadata(),
+          options,
+          (error: grpc.ServiceError | null) => resolve(error!),
+        ),
+      );
+    // Waits in the queue, and its caller gives up before a slot is free.
+    const expired = await getUser({ deadline: Date.now() + 300 });
+    const refused = await getUser({});
     await admin.query('ROLLBACK');
     await Promise.all(held);
     expect({
@@ -168,5 +192,21 @@ describe('admission control (e2e, a fixed limit of 10)', () => {
       details: refused.details,
       pushback: refused.metadata.get('grpc-retry-pushback-ms'),
     }).toEqual({ code: grpc.status.UNAVAILABLE, details: OVERLOADED.error, pushback: ['1000'] });
+    expect(expired.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    // The gRPC server metrics, which the SLIs read, count both.
+    const handled = (metrics: string, code: string) =>
+      Number(
+        new RegExp(
+          `^grpc_server_handled_total\\{grpc_service="users.Users",grpc_method="GetUser",grpc_code="${code}"\\} (\\d+)$`,
+          'm',
+        ).exec(metrics)?.[1] ?? 0,
+      );
+    await until('both turned-away calls to be counted', async () => {
+      const after = await scrape();
+      return (
+        handled(after, 'UNAVAILABLE') === handled(before, 'UNAVAILABLE') + 1 &&
+        handled(after, 'DEADLINE_EXCEEDED') === handled(before, 'DEADLINE_EXCEEDED') + 1
+      );
+    });
   });
 });
