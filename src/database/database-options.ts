@@ -12,6 +12,7 @@ import { UserChangesPurgeFunction1718000000007 } from '../../migrations/17180000
 import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-ScimUserColumns.js';
 import { ScimGroups1718000000011 } from '../../migrations/1718000000011-ScimGroups.js';
 import { UsersActiveCounts1718000000012 } from '../../migrations/1718000000012-UsersActiveCounts.js';
+import { UserGroupFunctions1718000000013 } from '../../migrations/1718000000013-UserGroupFunctions.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** The PEM CA of DB_CA_FILE; an error naming the setting when it cannot be read or holds none. */
@@ -79,6 +80,7 @@ export function dataSourceOptions(
       ScimUserColumns1718000000010,
       ScimGroups1718000000011,
       UsersActiveCounts1718000000012,
+      UserGroupFunctions1718000000013,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

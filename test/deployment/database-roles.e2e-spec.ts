@@ -199,6 +199,13 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
       ],
     }).expect(200);
     expect(renamed.body.members).toEqual([expect.objectContaining({ value: String(id) })]);
+    // A provider's look-up, each user with its groups (read by the database's functions).
+    const found = await http()
+      .get(`/scim/v2/Users?filter=${encodeURIComponent('displayName eq "Ada Lovelace"')}`)
+      .expect(200);
+    expect(found.body.Resources.map((user: { groups: unknown }) => user.groups)).toEqual([
+      [expect.objectContaining({ value: String(group.body.id), display: 'Owners' })],
+    ]);
 
     const { code, reply } = await getUser(client, id);
     expect([code, reply?.name]).toEqual([grpc.status.OK, 'Ada Lovelace']);
