@@ -38,6 +38,8 @@ const GROUP_SIZES = [10, 1_000, 100_000];
 const READ_SAMPLE = 10_000;
 const GOAL = 0.8;
 const INDEXES = { userName: 'users_user_name_lower_key', externalId: 'users_external_id_idx' };
+/** The status counting the benchmark's wrk scripts share. */
+const STATUSES_LUA = path.join(import.meta.dirname, 'load', 'wrk-statuses.lua');
 
 /**
  * The wrk script, written next to the run's lists: requests built per key, answers counted by
@@ -47,6 +49,8 @@ const INDEXES = { userName: 'users_user_name_lower_key', externalId: 'users_exte
  * lines k, k+n, k+2n… and cycles through them.
  */
 const LUA = String.raw`
+dofile(${JSON.stringify(STATUSES_LUA)})
+
 local threads = {}
 
 function setup(thread)
@@ -57,7 +61,6 @@ end
 local key, max_answers, tag, group
 local items = {}
 local next_item, created, answered = 0, 0, 0
-statuses = {}
 
 function init(args)
   key = args[1]
@@ -109,7 +112,7 @@ function request()
 end
 
 function response(status)
-  statuses[status] = (statuses[status] or 0) + 1
+  count_status(status)
   answered = answered + 1
   if answered >= max_answers then
     wrk.thread:stop()
@@ -117,17 +120,7 @@ function response(status)
 end
 
 function done()
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get("statuses")) do
-      total[status] = (total[status] or 0) + n
-    end
-  end
-  local parts = {}
-  for status, n in pairs(total) do
-    table.insert(parts, string.format('"%d":%d', status, n))
-  end
-  io.write("wrk-statuses {" .. table.concat(parts, ",") .. "}\n")
+  report_statuses(threads)
 end
 `;
 

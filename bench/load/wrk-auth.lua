@@ -7,6 +7,8 @@
 -- a token of their own and the service sees as many distinct callers as connections. done()
 -- prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
+dofile((string.match(debug.getinfo(1, "S").source, "^@(.*/)") or "") .. "wrk-statuses.lua")
+
 local threads = {}
 
 function setup(thread)
@@ -17,7 +19,6 @@ end
 local users, thread_count
 local tokens = {}
 local next_token = 0
-statuses = {}
 
 function init(args)
   users = tonumber(args[1])
@@ -47,19 +48,9 @@ function request()
 end
 
 function response(status)
-  statuses[status] = (statuses[status] or 0) + 1
+  count_status(status)
 end
 
 function done()
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get("statuses")) do
-      total[status] = (total[status] or 0) + n
-    end
-  end
-  local parts = {}
-  for status, n in pairs(total) do
-    table.insert(parts, string.format('"%d":%d', status, n))
-  end
-  io.write("wrk-statuses {" .. table.concat(parts, ",") .. "}\n")
+  report_statuses(threads)
 end

@@ -6,6 +6,8 @@
 -- KEY is health, user, user304, list, posts, patch (also `npm run bench -- --feed`), create or createKeyed; ROLES a comma-separated list for the list query.
 -- done() prints one line, "wrk-statuses {json}", with the status counts of all threads.
 
+dofile((string.match(debug.getinfo(1, "S").source, "^@(.*/)") or "") .. "wrk-statuses.lua")
+
 local threads = {}
 
 function setup(thread)
@@ -18,7 +20,6 @@ local roles = {}
 local created = 0
 local patched = 0
 local answered = 0
-statuses = {}
 
 function init(args)
   key = args[1]
@@ -68,7 +69,7 @@ function request()
 end
 
 function response(status, headers, body)
-  statuses[status] = (statuses[status] or 0) + 1
+  count_status(status)
   answered = answered + 1
   if answered >= max_answers then
     wrk.thread:stop()
@@ -76,15 +77,5 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-  local merged = {}
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get("statuses")) do
-      merged[status] = (merged[status] or 0) + n
-    end
-  end
-  local parts = {}
-  for status, n in pairs(merged) do
-    table.insert(parts, string.format('"%d":%d', status, n))
-  end
-  io.write("wrk-statuses {" .. table.concat(parts, ",") .. "}\n")
+  report_statuses(threads)
 end
