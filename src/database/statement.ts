@@ -30,9 +30,25 @@ const COMMIT_VERBS = new Set(['COMMIT', 'END']);
 const CONTROL_VERBS = new Set(['BEGIN', 'START', 'ROLLBACK', 'ABORT', 'SAVEPOINT', 'RELEASE']);
 const OPEN_VERBS = new Set(['BEGIN', 'START']);
 
+/** verbsOf's answers, by text: the service sends the same few texts over and over. */
+const verbsByText = new Map<string, readonly string[]>();
+/** Beyond this many texts (statements built per request vary), the remembered ones are dropped. */
+const MAX_REMEMBERED = 1000;
+
+/** verbsOf, computed once per text. */
+function rememberedVerbsOf(text: string): readonly string[] {
+  let verbs = verbsByText.get(text);
+  if (verbs === undefined) {
+    if (verbsByText.size >= MAX_REMEMBERED) verbsByText.clear();
+    verbs = verbsOf(text);
+    verbsByText.set(text, verbs);
+  }
+  return verbs;
+}
+
 /** Marks `text` as a statement that only reads (one statement, starting with SELECT, WITH, …). */
 export function reads(text: string): ReadStatement {
-  const verbs = verbsOf(text);
+  const verbs = rememberedVerbsOf(text);
   if (verbs.length !== 1 || !READ_VERBS.has(verbs[0])) {
     throw new Error(
       `a statement marked as a read must be one statement starting with ${[...READ_VERBS].join(', ')}: ${text}`,
@@ -64,7 +80,7 @@ export class StatementRefusedError extends Error {
  * in its middle, would commit without the client knowing.
  */
 export function classify(text: string, marked: boolean): { kind: StatementKind; opens: boolean } {
-  const verbs = verbsOf(text);
+  const verbs = rememberedVerbsOf(text);
   const last = verbs.at(-1) ?? '';
   if (verbs.length > 1 && !COMMIT_VERBS.has(last)) {
     throw new StatementRefusedError(

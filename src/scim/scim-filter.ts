@@ -23,6 +23,17 @@ export function parseFilter(text: string): Filter {
   }
 }
 
+/**
+ * Whether `filter` matches at most one resource: `eq` on an attribute the schema declares unique
+ * (a provider's `userName eq "…"` before each create), so its page needs no order.
+ */
+export function matchesOne(filter: Filter | undefined, storage: FilterStorage): boolean {
+  if (filter?.op !== 'eq') return false;
+  const { attribute, sub, extension } = storage.resolve(filter.attrPath);
+  const unique = attribute.uniqueness === 'server' || attribute.uniqueness === 'global';
+  return unique && sub === undefined && extension === undefined;
+}
+
 /** `%` and `_` match themselves in a LIKE pattern (the default escape is the backslash). */
 function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (character) => `\\${character}`);

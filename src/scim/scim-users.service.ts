@@ -5,7 +5,7 @@ import { GroupsRepository } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import type { IfMatch } from '../users/users.service.js';
 import { UsersService } from '../users/users.service.js';
-import { FilterCompiler, parseFilter } from './scim-filter.js';
+import { FilterCompiler, matchesOne, parseFilter } from './scim-filter.js';
 import type { ScimListQuery } from './scim-list-query.js';
 import { applyPatch, parsePatch } from './scim-patch.js';
 import { CORE_USER, ENTERPRISE_USER, LIST_RESPONSE } from './scim-schema.js';
@@ -102,7 +102,7 @@ export class ScimUsersService {
         const where = filter ? new FilterCompiler(storage, param).compile(filter) : 'true';
         return {
           where,
-          orderBy: this.orderBy(storage, query, column),
+          orderBy: matchesOne(filter, storage) ? undefined : this.orderBy(storage, query, column),
           // Each user's groups, read in the page's statement.
           also: this.groups.membershipsSql(column('id')),
         };

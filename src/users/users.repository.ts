@@ -41,7 +41,12 @@ const PROVISIONED: (keyof ProvisionedUserFields)[] = [
 export type SearchPlan = (
   column: (property: keyof User) => string,
   param: (value: unknown) => string,
-) => { where: string; orderBy: string; also?: Record<string, string> };
+) => {
+  where: string;
+  /** None when the condition matches at most one user. */
+  orderBy?: string;
+  also?: Record<string, string>;
+};
 
 /** What gRPC's GetUser returns of a user (no email, by contract). */
 export type UserSummary = Pick<User, 'id' | 'name'>;
@@ -203,7 +208,7 @@ export class UsersRepository {
     const extra = names.map((name) => `, ${also[name]} AS "${name}"`).join('');
     const rows = await db.query(
       reads(
-        `SELECT ${this.sql.selectList}${extra} ${from} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+        `SELECT ${this.sql.selectList}${extra} ${from}${orderBy ? ` ORDER BY ${orderBy}` : ''} LIMIT ${limit} OFFSET ${offset}`,
       ),
       params,
     );
