@@ -8,7 +8,7 @@ import { activeSpan, traceFields } from './tracing.js';
 const QUIET_PATHS = new Set(['/health', '/health/ready']);
 
 /** The status of a request whose caller closed the connection before its answer was sent. */
-const CLIENT_CLOSED_REQUEST = 499;
+export const CLIENT_CLOSED_REQUEST = 499;
 
 /** The route of a request turned away before routing: under `/users`, which the SLIs select. */
 const SHED_USERS_ROUTE = '/users/(shed)';

@@ -79,9 +79,10 @@ export class AdmissionController {
     };
   }
 
-  /** Admits, queues or rejects `request`. */
+  /** Admits, queues or rejects `request`; one whose caller has gone is never started. */
   offer(request: AdmissionRequest): void {
     const now = performance.now();
+    if (request.gone()) return request.reject('client_gone');
     if (now >= request.deadline) return request.reject('deadline');
     const workClass = request.workClass;
     if (workClass === 'feed') return this.offerFeed(request);

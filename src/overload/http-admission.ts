@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { requestIdFrom } from '../common/request-id.js';
 import type { Header } from '../http/security-headers.js';
+import { CLIENT_CLOSED_REQUEST } from '../observability/http-observability.js';
 import type { AdmissionController, AdmissionRequest } from './admission.js';
 import { LateRejections } from './late-rejections.js';
 import type { OverloadMetrics } from './overload.metrics.js';
@@ -55,9 +56,9 @@ export function admitHttpRequests(
   const reject = (offered: HttpAdmission, reason: RejectReason) => {
     const { request, response } = offered;
     metrics.rejected('http', offered.workClass, reason);
-    if (reason === 'client_gone') return offered.record(rejection.record, 499);
+    if (reason === 'client_gone') return offered.record(rejection.record, CLIENT_CLOSED_REQUEST);
     late.answer(request.socket, () => {
-      if (response.destroyed) return offered.record(rejection.record, 499);
+      if (response.destroyed) return offered.record(rejection.record, CLIENT_CLOSED_REQUEST);
       response.setHeader('x-request-id', requestIdFrom(request.headers['x-request-id']));
       for (const [name, value] of headers) response.setHeader(name, value);
       response.statusCode = 503;
@@ -80,12 +81,7 @@ export function admitHttpRequests(
     const offered = new HttpAdmission(request, response, path, workClass, serve, reject);
     if (readOn.has(request.socket)) return admission.offer(offered);
     readOn.add(request.socket);
-    setImmediate(() =>
-      setImmediate(() => {
-        if (offered.gone()) reject(offered, 'client_gone');
-        else admission.offer(offered);
-      }),
-    );
+    setImmediate(() => setImmediate(() => admission.offer(offered)));
   });
 }
 
