@@ -8,8 +8,11 @@ import { assertBenchDatabase, vacuumAnalyze, visibleShare } from './seed.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Settings for a disposable benchmark cluster: durability off, enough memory, no JIT. */
-function postgresFlags({ sqlStats }) {
+/**
+ * Settings for a disposable benchmark cluster: durability off, enough memory, no JIT. With
+ * `trackNested`, pg_stat_statements also records the statements functions run.
+ */
+function postgresFlags({ sqlStats, trackNested }) {
   const settings = {
     fsync: 'off',
     full_page_writes: 'off',
@@ -27,6 +30,7 @@ function postgresFlags({ sqlStats }) {
       ? {
           shared_preload_libraries: 'pg_stat_statements',
           'pg_stat_statements.track_planning': 'on',
+          ...(trackNested ? { 'pg_stat_statements.track': 'all' } : {}),
         }
       : {}),
   };
@@ -37,7 +41,7 @@ function postgresFlags({ sqlStats }) {
  * BENCH_DATABASE_URL (whose name must contain "bench"), or a throwaway embedded cluster whose
  * stop is pushed onto `cleanups`. Resolves with `{ url }`.
  */
-export async function startDatabase({ sqlStats, cleanups, log }) {
+export async function startDatabase({ sqlStats, trackNested = false, cleanups, log }) {
   const external = process.env.BENCH_DATABASE_URL;
   if (external) {
     assertBenchDatabase(external);
@@ -48,7 +52,7 @@ export async function startDatabase({ sqlStats, cleanups, log }) {
   const cluster = await startThrowawayPostgres({
     prefix: 'users-bench-pg-',
     database: 'bench',
-    postgresFlags: postgresFlags({ sqlStats }),
+    postgresFlags: postgresFlags({ sqlStats, trackNested }),
     takeOverSignals: true,
   });
   cleanups.push(cluster.stop);

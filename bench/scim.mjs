@@ -7,7 +7,8 @@
 //   3. PATCH /scim/v2/Groups/:id adding one member, to groups of 10, 1,000 and 100,000 members
 //      (each request a user not yet in the group): goal flat, the 100,000 group ≥ 0.8× the 10's;
 //   4. EXPLAIN (ANALYZE, BUFFERS) of the statements the service sent for `userName eq` and
-//      `externalId eq` (captured by pg_stat_statements) on the seeded table: goal an index scan of
+//      `externalId eq` and of the one the database's look-up function ran (captured by
+//      pg_stat_statements, nested statements included) on the seeded table: goal an index scan of
 //      users_user_name_lower_key and users_external_id_idx, no Seq Scan.
 // The users are seeded without the count and feed triggers (the counts back-filled, as --scale
 // does), every user gets an externalId, the groups are created over SCIM and filled by SQL. Rows a
@@ -275,21 +276,26 @@ async function probe(target, sample) {
 }
 
 /**
- * EXPLAIN (ANALYZE, BUFFERS) of the statements the service sent for one filter: captured by
- * pg_stat_statements from a real request, the page's LIMIT and OFFSET put back as sent.
+ * EXPLAIN (ANALYZE, BUFFERS) of the statements that contain one of `markers`, after one request
+ * with the filter: the service's statement and the one its look-up function ran, captured by
+ * pg_stat_statements (which tracks nested statements in this cluster), the page's LIMIT and OFFSET
+ * put back as sent.
  */
-async function explainFilter(client, target, { attribute, value, marker }) {
+async function explainFilter(client, target, { attribute, value, markers }) {
   await client.query('SELECT pg_stat_statements_reset()');
   const filter = encodeURIComponent(`${attribute} eq "${value}"`);
   await scimFetch(target, 'GET', `/scim/v2/Users?filter=${filter}`, undefined, 200);
   const { rows } = await client.query(
-    `SELECT query FROM pg_stat_statements WHERE strpos(query, $1) > 0 ORDER BY query`,
-    [marker],
+    `SELECT query FROM pg_stat_statements
+     WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS m WHERE strpos(query, m) > 0)
+     ORDER BY query`,
+    [markers],
   );
   const statements = rows.map((r) => r.query);
-  if (statements.length === 0) {
+  if (statements.length < markers.length) {
     throw new Error(
-      `no statement with ${marker} in pg_stat_statements after the ${attribute} filter`,
+      `${statements.length} statements with ${markers.join(' or ')} in pg_stat_statements after ` +
+        `the ${attribute} filter, expected one per marker`,
     );
   }
   const plans = [];
@@ -358,7 +364,7 @@ export async function scimBenchmark(options, { cleanups, log, node }) {
   const headroom = options.quick ? 25_000 : 60_000;
   const users = Math.max(options.users, largest + headroom);
 
-  const { url } = await startDatabase({ sqlStats: true, cleanups, log });
+  const { url } = await startDatabase({ sqlStats: true, trackNested: true, cleanups, log });
   await migrate(url, { node, cleanups, log });
   const client = await connect(url);
   cleanups.push(() => client.end());
@@ -379,12 +385,12 @@ export async function scimBenchmark(options, { cleanups, log, node }) {
     userName: await explainFilter(client, target, {
       attribute: 'userName',
       value: probeUser.user_name,
-      marker: 'lower("users"."user_name") = lower($1)',
+      markers: ['"users_with_user_name"($1)', 'lower("users"."user_name") = lower($1)'],
     }),
     externalId: await explainFilter(client, target, {
       attribute: 'externalId',
       value: `ext-${probeUser.id}`,
-      marker: '"users"."external_id" = $1',
+      markers: ['"users_with_external_id"($1)', '"users"."external_id" = $1'],
     }),
   };
   // pg_stat_statements off again for the load (both sides would pay it), unless --sql-stats.
@@ -601,10 +607,11 @@ function report(summary, explains, groups, options, settings) {
     ),
   ];
   for (const [attribute, plans] of Object.entries(explains)) {
-    const met = plans.every((p) => p.usesIndex && !p.seqScan);
+    // The service's statement scans the function; the function's statement, the index.
+    const met = plans.some((p) => p.usesIndex) && !plans.some((p) => p.seqScan);
     goals.push({ comparison: `${attribute} eq plan`, index: INDEXES[attribute], met });
     rows.push([
-      `\`${attribute} eq\` plans (page and count)`,
+      `\`${attribute} eq\` plans (the page, the function's statement)`,
       plans
         .map(
           (p) =>

@@ -13,6 +13,7 @@ import { ScimUserColumns1718000000010 } from '../../migrations/1718000000010-Sci
 import { ScimGroups1718000000011 } from '../../migrations/1718000000011-ScimGroups.js';
 import { UsersActiveCounts1718000000012 } from '../../migrations/1718000000012-UsersActiveCounts.js';
 import { UserGroupFunctions1718000000013 } from '../../migrations/1718000000013-UserGroupFunctions.js';
+import { ScimLookupFunctions1718000000014 } from '../../migrations/1718000000014-ScimLookupFunctions.js';
 import type { DatabaseSettings } from '../config/app-config.js';
 
 /** The PEM CA of DB_CA_FILE; an error naming the setting when it cannot be read or holds none. */
@@ -81,6 +82,7 @@ export function dataSourceOptions(
       ScimGroups1718000000011,
       UsersActiveCounts1718000000012,
       UserGroupFunctions1718000000013,
+      ScimLookupFunctions1718000000014,
     ],
     // Applied by runMigrations (migrations.ts) in one transaction under an advisory lock, never by
     // DataSource.initialize: see MigrationsOnBoot and the CLI's data source.

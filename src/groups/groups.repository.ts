@@ -104,46 +104,33 @@ export class GroupsRepository {
     return byGroup;
   }
 
-  /** The groups of each user, by group id. */
-  async groupsOf(userIds: number[]): Promise<Map<number, Membership[]>> {
-    if (userIds.length === 0) return new Map();
-    const { members: m, groups: g } = this.tables;
-    const rows = await this.scope
+  /** A user's groups, in group id order (the function `membershipsSql` calls). */
+  async groupsOf(userId: number): Promise<Membership[]> {
+    const [row] = await this.scope
       .queryable()
-      .query<Membership & { userId: number }>(
-        reads(
-          `SELECT m.${m.column('userId')} AS "userId", m.${m.column('groupId')} AS "groupId", ` +
-            `g.${g.column('displayName')} AS "displayName" FROM ${m.table} m ` +
-            `JOIN ${g.table} g ON g.${g.column('id')} = m.${m.column('groupId')} ` +
-            `WHERE m.${m.column('userId')} = ANY($1) ORDER BY 1, 2`,
-        ),
-        [userIds],
-      );
-    const byUser = new Map<number, Membership[]>(userIds.map((id) => [id, []]));
-    for (const { userId, groupId, displayName } of rows) {
-      byUser.get(userId)?.push({ groupId, displayName });
-    }
-    return byUser;
+      .query<{ groups: unknown }>(reads(`SELECT ${this.membershipsSql('$1')} AS "groups"`), [
+        userId,
+      ]);
+    return this.membershipsOf(row.groups);
   }
 
   /**
    * SQL of a user's memberships, to read in the same statement as the user whose id is `userId`
-   * (an SQL expression): the ids of its groups (`ids`, int[]) and their display names (`names`,
-   * in the same order), read back with `membershipsOf`. Two functions of the database's
-   * (migration 1718000000013), whose plans PL/pgSQL keeps: the same subqueries written into the
-   * statement were planned on every call, and a provider's look-up by userName spent more time
-   * planning than executing (pgbench: 10,200 look-ups a second with the subqueries, 14,500 with
-   * the functions).
+   * (an SQL expression): `{group id, display name}` pairs in group id order (text[][]), read back
+   * with `membershipsOf`. A function of the database's (migration 1718000000014), whose plan
+   * PL/pgSQL keeps: the same subquery written into the statement was planned on every call, and a
+   * provider's look-up by userName spent more time planning than executing.
    */
-  membershipsSql(userId: string): { ids: string; names: string } {
-    return { ids: `"user_group_ids"(${userId})`, names: `"user_group_names"(${userId})` };
+  membershipsSql(userId: string): string {
+    return `"user_groups"(${userId})`;
   }
 
-  /** The memberships of the two arrays `membershipsSql` reads. */
-  membershipsOf(ids: unknown, names: unknown): Membership[] {
-    const groupIds = ids as number[];
-    const displayNames = names as string[];
-    return groupIds.map((groupId, index) => ({ groupId, displayName: displayNames[index] }));
+  /** The memberships `membershipsSql` reads: `[["7", "Admins"], …]`. */
+  membershipsOf(pairs: unknown): Membership[] {
+    return (pairs as [string, string][]).map(([groupId, displayName]) => ({
+      groupId: Number(groupId),
+      displayName,
+    }));
   }
 
   /** Creates a group with its members, in one transaction. */

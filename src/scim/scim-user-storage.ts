@@ -1,3 +1,4 @@
+import type { Filter } from 'scim2-parse-filter';
 import type { MembershipTables } from '../groups/groups.repository.js';
 import type { User } from '../users/user.entity.js';
 import { invalidValue, ScimError } from './scim-error.js';
@@ -38,6 +39,16 @@ const COLUMN_OF_ATTRIBUTE: Record<string, keyof User> = {
   displayName: 'name',
   active: 'active',
   externalId: 'externalId',
+};
+
+/**
+ * The database's functions (migration 1718000000014) that return the users one `eq` on an
+ * attribute names: the look-ups a provider sends before each create. PL/pgSQL keeps their plans,
+ * where the same condition in the service's unnamed statement is planned on every call.
+ */
+const LOOKUP_FUNCTIONS: Record<string, string> = {
+  userName: '"users_with_user_name"',
+  externalId: '"users_with_external_id"',
 };
 
 const META_COLUMNS: Record<string, 'createdAt' | 'updatedAt'> = {
@@ -96,6 +107,18 @@ export class UserStorageSql implements FilterStorage {
 
   resolve(path: string, forSort = false): ResolvedPath {
     return resolveFilterPath(path, forSort);
+  }
+
+  /**
+   * For a filter that is one `eq` of userName or externalId with a string, the call of the
+   * database's function that returns those users (they compare as the filter compiler would:
+   * userName case-insensitively, externalId exactly), its value a parameter; else undefined.
+   */
+  lookup(filter: Filter | undefined, param: (value: unknown) => string): string | undefined {
+    if (filter?.op !== 'eq' || typeof filter.compValue !== 'string') return undefined;
+    const { attribute, sub, extension } = this.resolve(filter.attrPath);
+    const lookup = sub || extension ? undefined : LOOKUP_FUNCTIONS[attribute.name];
+    return lookup && `${lookup}(${param(filter.compValue)})`;
   }
 
   /** The jsonb object that holds a top-level attribute (core, or its extension's). */

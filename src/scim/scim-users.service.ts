@@ -57,8 +57,7 @@ export class ScimUsersService {
 
   /** The SCIM User of a user, with its groups. */
   private async resource(user: User): Promise<ScimObject> {
-    const memberships = await this.groups.groupsOf([user.id]);
-    return toUserResource(user, memberships.get(user.id));
+    return toUserResource(user, await this.groups.groupsOf(user.id));
   }
 
   /**
@@ -99,12 +98,16 @@ export class ScimUsersService {
     const { users, total, also } = await this.users.search(
       (column, param) => {
         const storage = new UserStorageSql(column, this.groups.tables);
-        const where = filter ? new FilterCompiler(storage, param).compile(filter) : 'true';
+        // A provider's look-up by userName or externalId reads through the database's function.
+        const source = storage.lookup(filter, param);
+        const where =
+          filter && !source ? new FilterCompiler(storage, param).compile(filter) : undefined;
         return {
+          source,
           where,
           orderBy: matchesOne(filter, storage) ? undefined : this.orderBy(storage, query, column),
           // Each user's groups, read in the page's statement.
-          also: this.groups.membershipsSql(column('id')),
+          also: { groups: this.groups.membershipsSql(column('id')) },
         };
       },
       query.startIndex - 1,
@@ -117,7 +120,7 @@ export class ScimUsersService {
       itemsPerPage: users.length,
       Resources: users.map((user, index) =>
         project(
-          toUserResource(user, this.groups.membershipsOf(also[index].ids, also[index].names)),
+          toUserResource(user, this.groups.membershipsOf(also[index].groups)),
           query.attributes,
           query.excludedAttributes,
         ),

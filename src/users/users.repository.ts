@@ -42,7 +42,13 @@ export type SearchPlan = (
   column: (property: keyof User) => string,
   param: (value: unknown) => string,
 ) => {
-  where: string;
+  /**
+   * Where the users come from instead of the table: a set-returning function of the database
+   * whose rows are users (`"users_with_user_name"($1)`), read under the table's name.
+   */
+  source?: string;
+  /** The condition; none for all the users (of the source). */
+  where?: string;
   /** None when the condition matches at most one user. */
   orderBy?: string;
   also?: Record<string, string>;
@@ -190,6 +196,7 @@ export class UsersRepository {
     const params: unknown[] = [];
     // Columns qualified by the table: a condition's subquery (a user's groups) has an id of its own.
     const {
+      source,
       where,
       orderBy,
       also = {},
@@ -198,7 +205,8 @@ export class UsersRepository {
       (value) => `$${params.push(value)}`,
     );
     const db = this.scope.queryable();
-    const from = `FROM ${this.sql.table} WHERE ${where}`;
+    const table = source ? `${source} AS ${this.sql.table}` : this.sql.table;
+    const from = `FROM ${table}${where ? ` WHERE ${where}` : ''}`;
     const count = async () =>
       (
         await db.query<{ total: number }>(reads(`SELECT count(*)::int AS "total" ${from}`), params)

@@ -206,6 +206,24 @@ describe('database roles: a migration role and a runtime role (e2e)', () => {
     expect(found.body.Resources.map((user: { groups: unknown }) => user.groups)).toEqual([
       [expect.objectContaining({ value: String(group.body.id), display: 'Owners' })],
     ]);
+    // The look-ups providers send before each create (the database's look-up functions), and
+    // the user by id with its groups.
+    const lookUp = async (filter: string) =>
+      (
+        await http()
+          .get(`/scim/v2/Users?filter=${encodeURIComponent(filter)}`)
+          .expect(200)
+      ).body;
+    const byUserName = await lookUp('userName eq "ADA@example.com"');
+    expect(
+      byUserName.Resources.map((user: { id: string; groups: { display: string }[] }) => [
+        user.id,
+        user.groups.map((g) => g.display),
+      ]),
+    ).toEqual([[String(id), ['Owners']]]);
+    expect((await lookUp('externalId eq "nobody"')).totalResults).toBe(0);
+    const byId = await http().get(`/scim/v2/Users/${id}`).expect(200);
+    expect(byId.body.groups).toEqual([expect.objectContaining({ display: 'Owners' })]);
 
     const { code, reply } = await getUser(client, id);
     expect([code, reply?.name]).toEqual([grpc.status.OK, 'Ada Lovelace']);

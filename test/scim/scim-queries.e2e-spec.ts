@@ -108,6 +108,11 @@ describe('SCIM queries and discovery (e2e)', () => {
       ['id eq "2"', ['bob']],
       ['externalId eq "ext-ada@example.com"', ['ada@example.com']],
       ['userName co "%"', []],
+      // The look-ups providers send, read through the database's functions: the same answers.
+      [`${CORE_USER}:userName eq "Ada@Example.COM"`, ['ada@example.com']],
+      ['userName eq "nobody"', []],
+      ['externalId eq "EXT-ADA@example.com"', []],
+      ['externalId eq null', ['bob', 'carol@example.com']],
     ];
 
     it('selects exactly the matching users, with their exact total', async () => {
@@ -129,6 +134,8 @@ describe('SCIM queries and discovery (e2e)', () => {
       ['active gt true', 'invalidFilter'],
       ['meta.created gt "yesterday"', 'invalidFilter'],
       ['emails[type eq "work"', 'invalidFilter'],
+      ['userName eq 5', 'invalidFilter'],
+      ['externalId eq true', 'invalidFilter'],
     ])('refuses %s with 400 %s', async (filter, scimType) => {
       const res = await scimGet(`/Users?filter=${encodeURIComponent(filter)}`).expect(400);
       expect(res.body).toEqual(scimError(400, scimType));
@@ -175,6 +182,24 @@ describe('SCIM queries and discovery (e2e)', () => {
         ENTERPRISE_USER,
       ].sort(),
     );
+  });
+
+  it('pages and projects a look-up by userName or externalId like any other filter', async () => {
+    await seedThree();
+    const list = async (query: string) => (await scimGet(`/Users?${query}`).expect(200)).body;
+    const byUserName = `filter=${encodeURIComponent('userName eq "BOB"')}`;
+    expect(await list(`${byUserName}&startIndex=2`)).toEqual({
+      schemas: [LIST_RESPONSE],
+      totalResults: 1,
+      startIndex: 2,
+      itemsPerPage: 0,
+      Resources: [],
+    });
+    expect((await list(`${byUserName}&count=0`)).totalResults).toBe(1);
+    const byExternalId = `filter=${encodeURIComponent('externalId eq "ext-ada@example.com"')}`;
+    expect((await list(`${byExternalId}&attributes=userName`)).Resources).toEqual([
+      { schemas: [CORE_USER, ENTERPRISE_USER], id: '1', userName: 'ada@example.com' },
+    ]);
   });
 
   it('POST /.search takes the query as a SearchRequest body, on /Users and the root', async () => {
