@@ -11,8 +11,7 @@ const NAMES = '"user_group_names"(integer)';
  * the same subqueries written in each statement are planned anew every time (the service's
  * statements are unnamed, for PgBouncer's transaction pooling): a provider's look-up by userName
  * spent more time planning than executing. They run as their caller, on the runtime role's
- * SELECT of both tables, with the tables named in the migrations' schema. Replaced by one function,
- * `user_groups`, in 1718000000014.
+ * SELECT of both tables, with the tables named in the migrations' schema.
  */
 export class UserGroupFunctions1718000000013 implements MigrationInterface {
   name = 'UserGroupFunctions1718000000013';

@@ -1,5 +1,4 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { UserGroupFunctions1718000000013 } from './1718000000013-UserGroupFunctions.js';
 import { currentSchema, grantExecuteToRuntime, revokeExecuteFromRuntime } from './runtime-role.js';
 
 const GROUPS = '"user_groups"(integer)';
@@ -13,12 +12,13 @@ const BY_EXTERNAL_ID = '"users_with_external_id"(text)';
  *
  * - `users_with_user_name(text)` and `users_with_external_id(text)`: the users a SCIM filter
  *   `userName eq "…"` (case-insensitive, by the unique index on lower(user_name)) or
- *   `externalId eq "…"` (case-exact, by its index) matches. Providers send one of these before
- *   each create (`ROWS 1`: the planner's estimate for the statement that reads them). The
- *   positional `$1` keeps each body's text the statement the service would send.
+ *   `externalId eq "…"` (case-exact, by its index) names. Providers send one of these before
+ *   each create. `ROWS 1` is the planner's estimate for the statement that reads them; the
+ *   positional `$1` keeps each body's text the statement the filter compiler would send.
  * - `user_groups(integer)`: a user's groups as one two-dimensional text array of
- *   `{group id, display name}` pairs in group id order, replacing the two functions of the
- *   migration before this one (one call per user, not two).
+ *   `{group id, display name}` pairs in group id order: one call per user where the release
+ *   before made two. The two functions of the migration before this one stay: the release still
+ *   serving while this migration runs calls them (docs/development.md, "Writing a migration").
  *
  * They run as their caller, on the runtime role's SELECT of the tables, named in the
  * migrations' schema.
@@ -28,7 +28,6 @@ export class ScimLookupFunctions1718000000014 implements MigrationInterface {
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     const schema = `"${await currentSchema(queryRunner)}"`;
-    await new UserGroupFunctions1718000000013().down(queryRunner);
     await queryRunner.query(`
       CREATE FUNCTION "user_groups"("of_user" integer) RETURNS text[]
       LANGUAGE plpgsql STABLE STRICT AS $$
@@ -60,6 +59,5 @@ export class ScimLookupFunctions1718000000014 implements MigrationInterface {
       await revokeExecuteFromRuntime(queryRunner, signature);
       await queryRunner.query(`DROP FUNCTION ${signature}`);
     }
-    await new UserGroupFunctions1718000000013().up(queryRunner);
   }
 }
