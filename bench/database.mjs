@@ -85,7 +85,10 @@ export async function ensureVacuumed(client, tables, log) {
   log(`${low ? 'WARNING: ' : ''}pages all-visible: ${text.join(', ')}`);
 }
 
-/** pg_stat_statements since the last reset: what SQL each request really cost (calls, mean ms). */
+/**
+ * pg_stat_statements since the last reset: what SQL each request really cost (calls, mean ms).
+ * Top-level statements only: a function's statements are inside its caller's time.
+ */
 export async function printSqlStats(client, label) {
   const { rows } = await client.query(
     `SELECT calls, round(mean_plan_time::numeric, 3) AS plan_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
@@ -94,6 +97,7 @@ export async function printSqlStats(client, label) {
             regexp_replace(query, '\\s+', ' ', 'g') AS query
      FROM pg_stat_statements
      WHERE query !~* 'pg_stat_statements|^(VACUUM|DELETE FROM users WHERE role)' AND calls > 100
+       AND toplevel
      ORDER BY total_exec_time DESC LIMIT 12`,
   );
   await client.query('SELECT pg_stat_statements_reset()');

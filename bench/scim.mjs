@@ -276,43 +276,41 @@ async function probe(target, sample) {
 }
 
 /**
- * EXPLAIN (ANALYZE, BUFFERS) of the statements that contain one of `markers`, after one request
- * with the filter: the service's statement and the one its look-up function ran, captured by
- * pg_stat_statements (which tracks nested statements in this cluster), the page's LIMIT and OFFSET
- * put back as sent.
+ * EXPLAIN (ANALYZE, BUFFERS), after one request with the filter, of the statement the service
+ * sent (`markers.page`) and of the one its look-up function ran (`markers.lookup`), each found by
+ * a text it contains in pg_stat_statements (which tracks nested statements in this cluster), the
+ * page's LIMIT and OFFSET put back as sent.
  */
 async function explainFilter(client, target, { attribute, value, markers }) {
   await client.query('SELECT pg_stat_statements_reset()');
   const filter = encodeURIComponent(`${attribute} eq "${value}"`);
   await scimFetch(target, 'GET', `/scim/v2/Users?filter=${filter}`, undefined, 200);
-  const { rows } = await client.query(
-    `SELECT query FROM pg_stat_statements
-     WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS m WHERE strpos(query, m) > 0)
-     ORDER BY query`,
-    [markers],
-  );
-  const statements = rows.map((r) => r.query);
-  if (statements.length < markers.length) {
-    throw new Error(
-      `${statements.length} statements with ${markers.join(' or ')} in pg_stat_statements after ` +
-        `the ${attribute} filter, expected one per marker`,
-    );
-  }
   const plans = [];
-  for (const statement of statements) {
-    // The service sends `LIMIT 100 OFFSET 0` as literals (count and startIndex by default).
-    const text = statement.replace(/LIMIT \$\d+ OFFSET \$\d+/, 'LIMIT 100 OFFSET 0');
-    if (/\$[2-9]/.test(text)) throw new Error(`unexpected parameters in ${text}`);
-    const { rows: plan } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, [value]);
-    const lines = plan.map((r) => r['QUERY PLAN']);
-    const planText = lines.join('\n');
-    const index = INDEXES[attribute];
-    const usesIndex = new RegExp(
-      `(Index Scan|Index Only Scan|Bitmap Index Scan) (Backward )?(using|on) ${index}`,
-    ).test(planText);
-    const seqScan = /Seq Scan on users/.test(planText);
-    const executionMs = Number(/Execution Time: ([\d.]+) ms/.exec(planText)?.[1]);
-    plans.push({ statement: text, lines, index, usesIndex, seqScan, executionMs });
+  for (const [role, marker] of Object.entries(markers)) {
+    const { rows } = await client.query(
+      `SELECT query FROM pg_stat_statements WHERE strpos(query, $1) > 0 ORDER BY query`,
+      [marker],
+    );
+    if (rows.length === 0) {
+      throw new Error(
+        `no statement with ${marker} in pg_stat_statements after the ${attribute} filter`,
+      );
+    }
+    for (const { query } of rows) {
+      // The service sends `LIMIT 100 OFFSET 0` as literals (count and startIndex by default).
+      const text = query.replace(/LIMIT \$\d+ OFFSET \$\d+/, 'LIMIT 100 OFFSET 0');
+      if (/\$[2-9]/.test(text)) throw new Error(`unexpected parameters in ${text}`);
+      const { rows: plan } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, [value]);
+      const lines = plan.map((r) => r['QUERY PLAN']);
+      const planText = lines.join('\n');
+      const index = INDEXES[attribute];
+      const usesIndex = new RegExp(
+        `(Index Scan|Index Only Scan|Bitmap Index Scan) (Backward )?(using|on) ${index}`,
+      ).test(planText);
+      const seqScan = /Seq Scan on users/.test(planText);
+      const executionMs = Number(/Execution Time: ([\d.]+) ms/.exec(planText)?.[1]);
+      plans.push({ role, statement: text, lines, index, usesIndex, seqScan, executionMs });
+    }
   }
   return plans;
 }
@@ -385,12 +383,15 @@ export async function scimBenchmark(options, { cleanups, log, node }) {
     userName: await explainFilter(client, target, {
       attribute: 'userName',
       value: probeUser.user_name,
-      markers: ['"users_with_user_name"($1)', 'lower("users"."user_name") = lower($1)'],
+      markers: {
+        page: '"users_with_user_name"($1)',
+        lookup: 'lower("users"."user_name") = lower($1)',
+      },
     }),
     externalId: await explainFilter(client, target, {
       attribute: 'externalId',
       value: `ext-${probeUser.id}`,
-      markers: ['"users_with_external_id"($1)', '"users"."external_id" = $1'],
+      markers: { page: '"users_with_external_id"($1)', lookup: '"users"."external_id" = $1' },
     }),
   };
   // pg_stat_statements off again for the load (both sides would pay it), unless --sql-stats.
@@ -608,14 +609,15 @@ function report(summary, explains, groups, options, settings) {
   ];
   for (const [attribute, plans] of Object.entries(explains)) {
     // The service's statement scans the function; the function's statement, the index.
-    const met = plans.some((p) => p.usesIndex) && !plans.some((p) => p.seqScan);
+    const lookups = plans.filter((p) => p.role === 'lookup');
+    const met = lookups.every((p) => p.usesIndex) && !plans.some((p) => p.seqScan);
     goals.push({ comparison: `${attribute} eq plan`, index: INDEXES[attribute], met });
     rows.push([
       `\`${attribute} eq\` plans (the page, the function's statement)`,
       plans
         .map(
           (p) =>
-            `${p.usesIndex ? 'index' : 'no index'}${p.seqScan ? ', Seq Scan' : ''}, ${fmt(p.executionMs, 3)} ms`,
+            `${p.role}: ${p.usesIndex ? 'index' : 'no index'}${p.seqScan ? ', Seq Scan' : ''}, ${fmt(p.executionMs, 3)} ms`,
         )
         .join('; '),
       '–',

@@ -21,7 +21,9 @@ const BY_EXTERNAL_ID = '"users_with_external_id"(text)';
  *   serving while this migration runs calls them (docs/development.md, "Writing a migration").
  *
  * They run as their caller, on the runtime role's SELECT of the tables, named in the
- * migrations' schema.
+ * migrations' schema. The look-ups return the users table's row type: a migration that recreates
+ * that table drops and recreates them too. A later release's migration drops `user_group_ids` and
+ * `user_group_names`, once no release that calls them serves.
  */
 export class ScimLookupFunctions1718000000014 implements MigrationInterface {
   name = 'ScimLookupFunctions1718000000014';

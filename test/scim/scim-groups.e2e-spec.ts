@@ -523,7 +523,7 @@ describe('SCIM Groups (e2e)', () => {
     });
 
     it('searches groups with POST /Groups/.search, and users and groups with POST /.search', async () => {
-      await seed();
+      const { a, ids } = await seed();
       const search = (path: string, body: object) =>
         scimSend('post', path, {
           schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'],
@@ -546,6 +546,30 @@ describe('SCIM Groups (e2e)', () => {
       ).toEqual(['User', 'Group', 'Group']);
       const usersOnly = await search('/.search', { filter: 'userName eq "a"' });
       expect(usersOnly.body.totalResults).toBe(1);
+      // externalId is common to both: a user's look-up function and the groups' condition, each
+      // comparing exactly.
+      await scimSend(
+        'patch',
+        `/Users/${a}`,
+        patchOp({ op: 'add', path: 'externalId', value: 'x-1' }),
+      ).expect(200);
+      const byExternalId = await search('/.search', { filter: 'externalId eq "x-1"' });
+      expect([
+        byExternalId.body.totalResults,
+        byExternalId.body.Resources.map((r: { id: string; meta: { resourceType: string } }) => [
+          r.meta.resourceType,
+          r.id,
+        ]),
+      ]).toEqual([
+        2,
+        [
+          ['User', a],
+          ['Group', ids.engineering],
+        ],
+      ]);
+      expect((await search('/.search', { filter: 'externalId eq "X-1"' })).body.totalResults).toBe(
+        0,
+      );
       const neither = await scimSend('post', '/.search', {
         schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'],
         filter: 'nope eq "x"',
